@@ -1,0 +1,104 @@
+package locker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Client creates locks on one Redis deployment through a Scripter. It holds
+// no connection of its own: the Scripter's client does. A Client is safe for
+// concurrent use; create one per Redis deployment and share it.
+type Client struct {
+	s      Scripter
+	prefix string
+	drift  float64
+	minDly time.Duration
+	maxDly time.Duration
+	closed atomic.Bool
+}
+
+// New returns a Client that runs its scripts through s. It does not contact
+// Redis: scripts are loaded on first use. It fails with ErrNilScripter when s
+// is nil and with ErrInvalidOption when a field of opts is out of range.
+func New(s Scripter, opts *Options) (*Client, error) {
+	if s == nil {
+		return nil, ErrNilScripter
+	}
+	if v := reflect.ValueOf(s); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("%w: %T is a nil pointer", ErrNilScripter, s)
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Client{s: s, prefix: o.Prefix, drift: o.DriftFactor, minDly: o.MinRetryDelay, maxDly: o.MaxRetryDelay}, nil
+}
+
+// Close marks the Client closed: every later call on it, its locks and its
+// leases returns ErrClosed. Close does not release held locks (they expire
+// with their TTL) and does not close the Scripter's Redis client, which the
+// caller owns. Close is idempotent and never blocks.
+func (c *Client) Close() error {
+	c.closed.Store(true)
+	return nil
+}
+
+// check returns ErrClosed after Close and an error for a nil ctx.
+func (c *Client) check(ctx context.Context) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if ctx == nil {
+		return ErrNilContext
+	}
+	return nil
+}
+
+// validity returns the local validity deadline of a lease granted for ttl
+// by a call that started at start: TTL minus the drift margin, on the
+// monotonic clock.
+func (c *Client) validity(start time.Time, ttlMS int64) time.Time {
+	ttl := time.Duration(ttlMS) * time.Millisecond
+	margin := time.Duration(float64(ttl)*c.drift) + 2*time.Millisecond
+	return start.Add(ttl - margin)
+}
+
+// Claim marks key as claimed for ttl if nobody has claimed it yet, and
+// reports whether this call was the first: among any number of concurrent
+// callers exactly one gets true until the marker expires. It is the
+// idempotent "first one wins" check for deduplicating messages. A re-sent
+// call (a client's network retry) of the winner still reports true. The
+// marker is never released early; it expires after ttl. Claim blocks for one
+// round trip; it fails with ErrInvalidName, ErrInvalidTTL, ErrClosed,
+// ErrNilContext or the Scripter's error, and then claims nothing.
+func (c *Client) Claim(ctx context.Context, key string, ttl time.Duration) (first bool, err error) {
+	if err := c.check(ctx); err != nil {
+		return false, err
+	}
+	if err := validName(key); err != nil {
+		return false, err
+	}
+	ms, err := validTTL(ttl)
+	if err != nil {
+		return false, err
+	}
+	r, err := c.run(ctx, scriptClaim, []string{c.claimKey(key)}, []string{newToken(), strconv.FormatInt(ms, 10)})
+	if err != nil {
+		return false, err
+	}
+	n, err := replyInt(scriptClaim, r)
+	return n == 1, err
+}
+
+// newToken returns 128 random bits from crypto/rand, base64url-encoded.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,49 @@
+package locker
+
+import "errors"
+
+// Sentinel errors. Functions of this package return them wrapped with
+// context; test for them with errors.Is.
+var (
+	// ErrNoScript is returned by a Scripter's EvalSha when the server does
+	// not hold the script (the NOSCRIPT error). The core reacts by loading
+	// the script and retrying; users normally never see it.
+	ErrNoScript = errors.New("locker: no matching script (NOSCRIPT)")
+
+	// ErrNotObtained means the lock is held by someone else: TryLock found
+	// it taken, or Lock gave up because its context ended (then joined with
+	// ctx.Err()).
+	ErrNotObtained = errors.New("locker: lock not obtained")
+
+	// ErrExpired means the lease is no longer held by anyone: its TTL ran
+	// out (or the key was deleted) before Unlock, Extend or TTL ran.
+	ErrExpired = errors.New("locker: lease expired")
+
+	// ErrHeldByOther means the lease expired and another owner holds the
+	// lock now; the call changed nothing.
+	ErrHeldByOther = errors.New("locker: lock held by another owner")
+
+	// ErrClosed is returned by every operation of a Client, and of its locks
+	// and leases, after Client.Close.
+	ErrClosed = errors.New("locker: client closed")
+
+	// ErrInvalidName is returned for an empty or oversized lock name or
+	// claim key.
+	ErrInvalidName = errors.New("locker: invalid name")
+
+	// ErrInvalidTTL is returned for a TTL below MinTTL or above MaxTTL.
+	ErrInvalidTTL = errors.New("locker: invalid ttl")
+
+	// ErrNilScripter is returned by New when given a nil Scripter.
+	ErrNilScripter = errors.New("locker: nil scripter")
+
+	// ErrNilContext is returned by every operation given a nil context.
+	ErrNilContext = errors.New("locker: nil context")
+
+	// ErrInvalidOption is returned for an option out of its documented range.
+	ErrInvalidOption = errors.New("locker: invalid option")
+
+	// ErrUnexpectedReply means a script reply did not have the shape the
+	// core expects: a driver broke the reply vocabulary of Scripter.
+	ErrUnexpectedReply = errors.New("locker: unexpected script reply")
+)

@@ -1,0 +1,116 @@
+package locker
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Limits on TTLs accepted by every operation.
+const (
+	// MinTTL is the shortest TTL: Redis expires keys with millisecond
+	// resolution.
+	MinTTL = time.Millisecond
+	// MaxTTL is the longest TTL (one year); longer values are rejected as
+	// almost certainly a unit mistake.
+	MaxTTL = 365 * 24 * time.Hour
+)
+
+// Options configures a Client. A nil *Options, and every zero field, means
+// the default written at the end of the field's doc.
+type Options struct {
+	// Prefix starts every key the Client writes. It must not contain '{' or
+	// '}', which would break the hash tag that keeps a lock's keys in one
+	// Cluster slot. Default "scriptlock:".
+	Prefix string
+
+	// DriftFactor is the fraction of a TTL a lease subtracts, on top of
+	// 2 ms, from its local validity to allow for clock drift between this
+	// process and Redis and for Redis's expiry granularity. Must be in
+	// [0, 0.5). Default 0.01.
+	DriftFactor float64
+
+	// MinRetryDelay is the first pause of a blocking Lock between two
+	// attempts; pauses double up to MaxRetryDelay, are jittered, and never
+	// exceed the holder's remaining TTL. Must be positive and at most
+	// MaxRetryDelay. Default 2ms.
+	MinRetryDelay time.Duration
+
+	// MaxRetryDelay caps the pause of a blocking Lock between two attempts.
+	// Must be at least MinRetryDelay and at most one minute. Default 100ms.
+	MaxRetryDelay time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultPrefix        = "scriptlock:"
+	DefaultDriftFactor   = 0.01
+	DefaultMinRetryDelay = 2 * time.Millisecond
+	DefaultMaxRetryDelay = 100 * time.Millisecond
+)
+
+// withDefaults validates o and returns a copy with defaults filled in.
+func (o *Options) withDefaults() (Options, error) {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.Prefix == "" {
+		r.Prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(r.Prefix, "{}") {
+		return r, fmt.Errorf("%w: Prefix %q contains '{' or '}'", ErrInvalidOption, r.Prefix)
+	}
+	if r.DriftFactor == 0 {
+		r.DriftFactor = DefaultDriftFactor
+	}
+	if !(r.DriftFactor >= 0 && r.DriftFactor < 0.5) {
+		return r, fmt.Errorf("%w: DriftFactor %v not in [0, 0.5)", ErrInvalidOption, r.DriftFactor)
+	}
+	if r.MinRetryDelay == 0 {
+		r.MinRetryDelay = DefaultMinRetryDelay
+	}
+	if r.MaxRetryDelay == 0 {
+		r.MaxRetryDelay = max(DefaultMaxRetryDelay, r.MinRetryDelay)
+	}
+	if r.MinRetryDelay < 0 || r.MaxRetryDelay < r.MinRetryDelay || r.MaxRetryDelay > time.Minute {
+		return r, fmt.Errorf("%w: retry delays [%v, %v] not within (0, 1m] and ordered", ErrInvalidOption, r.MinRetryDelay, r.MaxRetryDelay)
+	}
+	return r, nil
+}
+
+// MutexOptions configures one Mutex. A nil *MutexOptions, and every zero
+// field, means the default written at the end of the field's doc.
+type MutexOptions struct {
+	// Owner, when set, is the token stored in Redis for every lease of this
+	// Mutex, instead of 128 random bits per acquisition. Acquiring a lock
+	// that Owner already holds succeeds with the current fence: a process
+	// can take over its own lease after a restart, and a re-sent acquire is
+	// harmless. At most MaxNameLen bytes. Default: random per acquisition.
+	Owner string
+
+	// Reentrant, with Owner set, counts holds: every Lock or TryLock by the
+	// same Owner adds a hold with its own Lease, every Unlock drops one, and
+	// the lock is free when the last hold is dropped. Requires Owner.
+	// Default false: one hold per owner.
+	Reentrant bool
+}
+
+// validName checks a lock name or claim key.
+func validName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidName)
+	}
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("%w: %d bytes, longer than MaxNameLen (%d)", ErrInvalidName, len(name), MaxNameLen)
+	}
+	return nil
+}
+
+// validTTL checks a TTL and returns it in whole milliseconds.
+func validTTL(ttl time.Duration) (int64, error) {
+	if ttl < MinTTL || ttl > MaxTTL {
+		return 0, fmt.Errorf("%w: %v not in [%v, %v]", ErrInvalidTTL, ttl, MinTTL, MaxTTL)
+	}
+	return ttl.Milliseconds(), nil
+}

@@ -1,0 +1,101 @@
+package locker
+
+import (
+	"context"
+	"crypto/sha1"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+//go:embed lua/*.lua
+var luaFS embed.FS
+
+// script is one embedded Lua script with its SHA-1.
+type script struct {
+	name string
+	src  string
+	sha  string
+}
+
+func mustScript(name string) *script {
+	b, err := luaFS.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic("locker: missing embedded script " + name) // a build defect, not user input
+	}
+	sum := sha1.Sum(b)
+	return &script{name: name, src: string(b), sha: hex.EncodeToString(sum[:])}
+}
+
+var (
+	scriptAcquire = mustScript("acquire")
+	scriptRelease = mustScript("release")
+	scriptExtend  = mustScript("extend")
+	scriptPTTL    = mustScript("pttl")
+	scriptClaim   = mustScript("claim")
+)
+
+// run executes s with EVALSHA. When the server lacks the script (the first
+// call after SCRIPT FLUSH, a restart or a failover), it loads the script and
+// runs it again within the same call; if the node that serves the key still
+// lacks it, it falls back to EVAL with the source. Errors are wrapped with
+// the script name; when ctx is done its error is joined in, so errors.Is
+// works for both the driver's error and ctx.Err().
+func (c *Client) run(ctx context.Context, s *script, keys, args []string) (any, error) {
+	r, err := c.s.EvalSha(ctx, s.sha, keys, args)
+	if err == nil {
+		return r, nil
+	}
+	if !errors.Is(err, ErrNoScript) {
+		return nil, c.wrap(ctx, s, err)
+	}
+	sha, err := c.s.ScriptLoad(ctx, s.src)
+	if err != nil {
+		return nil, c.wrap(ctx, s, fmt.Errorf("script load: %w", err))
+	}
+	if sha != s.sha {
+		return nil, c.wrap(ctx, s, fmt.Errorf("%w: script load returned sha %q, want %q", ErrUnexpectedReply, sha, s.sha))
+	}
+	r, err = c.s.EvalSha(ctx, s.sha, keys, args)
+	if errors.Is(err, ErrNoScript) {
+		r, err = c.s.Eval(ctx, s.src, keys, args)
+	}
+	if err != nil {
+		return nil, c.wrap(ctx, s, err)
+	}
+	return r, nil
+}
+
+func (c *Client) wrap(ctx context.Context, s *script, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		err = errors.Join(err, cerr)
+	}
+	return fmt.Errorf("locker: %s script: %w", s.name, err)
+}
+
+// replyInts decodes a reply that must be an array of n integers.
+func replyInts(s *script, r any, n int) ([]int64, error) {
+	a, ok := r.([]any)
+	if !ok || len(a) != n {
+		return nil, fmt.Errorf("%w: %s: got %#v, want an array of %d integers", ErrUnexpectedReply, s.name, r, n)
+	}
+	out := make([]int64, n)
+	for i, v := range a {
+		x, ok := v.(int64)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s: got %#v, want an array of %d integers", ErrUnexpectedReply, s.name, r, n)
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// replyInt decodes a reply that must be one integer.
+func replyInt(s *script, r any) (int64, error) {
+	x, ok := r.(int64)
+	if !ok {
+		return 0, fmt.Errorf("%w: %s: got %#v, want an integer", ErrUnexpectedReply, s.name, r)
+	}
+	return x, nil
+}
