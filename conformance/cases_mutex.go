@@ -1,0 +1,426 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// mutexCases check the mutex, through locker.New on the driver.
+var mutexCases = []testCase{
+	{
+		name:  "Mutex/OneWinner",
+		rule:  "Among 50 goroutines calling TryLock on one free lock at once, exactly one wins and the others get ErrNotObtained.",
+		check: checkOneWinner,
+	},
+	{
+		name:  "Mutex/Exclusion",
+		rule:  "A non-atomic counter incremented under Lock by 20 goroutines x 50 rounds ends at exactly 1000, and no two goroutines are ever inside at once.",
+		check: checkExclusion,
+	},
+	{
+		name:  "Mutex/TTLExpiry",
+		rule:  "A lease that is not unlocked frees the lock when its TTL runs out.",
+		check: checkTTLExpiry,
+	},
+	{
+		name:  "Mutex/FencesIncrease",
+		rule:  "Fences strictly increase across 100 grants, including grants taken after the previous lease expired.",
+		check: checkFencesIncrease,
+	},
+	{
+		name:  "Mutex/StaleLease",
+		rule:  "Unlock, Extend and TTL of an expired lease report ErrExpired, and of a superseded lease ErrHeldByOther, without touching the new holder.",
+		check: checkStaleLease,
+	},
+	{
+		name:  "Mutex/Extend",
+		rule:  "Extend keeps the lock held past its first TTL and moves the lease's validity deadline.",
+		check: checkExtend,
+	},
+	{
+		name:  "Mutex/IdempotentAcquire",
+		rule:  "Acquiring again with the same owner token succeeds with the same fence and one hold, so a re-sent acquire is harmless.",
+		check: checkIdempotentAcquire,
+	},
+	{
+		name:  "Mutex/Reentrant",
+		rule:  "A reentrant owner's holds are counted: the lock frees only when the last hold is unlocked, and unlocking one lease twice drops one hold.",
+		check: checkReentrant,
+	},
+	{
+		name:  "Mutex/LockWaits",
+		rule:  "Lock blocks while another owner holds the lock and returns a lease with a larger fence once the holder unlocks.",
+		check: checkLockWaits,
+	},
+	{
+		name:  "Mutex/LockDeadline",
+		rule:  "Lock on a held lock returns ErrNotObtained joined with ctx.Err() when its context deadline passes, and holds nothing.",
+		check: checkLockDeadline,
+	},
+	{
+		name:  "Mutex/OddNames",
+		rule:  "Names with braces, percent signs, spaces, unicode and 1 KiB length work end to end (one slot on a Cluster).",
+		check: checkOddNames,
+	},
+	{
+		name:  "Mutex/TwoRoundTrips",
+		rule:  "An uncontended TryLock plus Unlock costs exactly two script calls once the scripts are loaded.",
+		check: checkTwoRoundTrips,
+	},
+}
+
+func checkOneWinner(t *testing.T, e *env) {
+	m := e.mutex(e.client(nil), "one-winner", 10*time.Second, nil)
+	const n = 50
+	var (
+		wg      sync.WaitGroup
+		start   = make(chan struct{})
+		wins    atomic.Int32
+		refused atomic.Int32
+		other   = make(chan error, n)
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, err := m.TryLock(e.ctx)
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, locker.ErrNotObtained):
+				refused.Add(1)
+			default:
+				other <- err
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(other)
+	for err := range other {
+		require.NoError(t, err, "call: TryLock: got an error that is not ErrNotObtained")
+	}
+	assert.Equal(t, int32(1), wins.Load(), "call: 50 x TryLock: winners")
+	assert.Equal(t, int32(n-1), refused.Load(), "call: 50 x TryLock: ErrNotObtained count")
+}
+
+func checkExclusion(t *testing.T, e *env) {
+	m := e.mutex(e.client(nil), "exclusion", 10*time.Second, nil)
+	const workers, rounds = 20, 50
+	var (
+		wg      sync.WaitGroup
+		counter atomic.Int64 // loaded and stored separately: a non-atomic increment
+		inside  atomic.Int32
+		overlap atomic.Int32
+		errs    = make(chan error, workers)
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				l, err := m.Lock(e.ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if inside.Add(1) != 1 {
+					overlap.Add(1)
+				}
+				v := counter.Load()
+				runtime.Gosched()
+				counter.Store(v + 1)
+				inside.Add(-1)
+				if err := l.Unlock(e.ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err, "call: Lock/Unlock in the loop")
+	}
+	assert.Equal(t, int64(workers*rounds), counter.Load(), "call: counter after %d locked increments", workers*rounds)
+	assert.Zero(t, overlap.Load(), "call: times a goroutine entered while another was inside")
+}
+
+func checkTTLExpiry(t *testing.T, e *env) {
+	c := e.client(nil)
+	m := e.mutex(c, "ttl-expiry", 100*time.Millisecond, nil)
+	a, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: first TryLock")
+	_, err = m.TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: second TryLock while the first lease lives")
+	var b *locker.Lease
+	require.Eventually(t, func() bool {
+		b, err = m.TryLock(e.ctx)
+		return err == nil
+	}, 5*time.Second, 10*time.Millisecond, "call: TryLock after the first lease's 100ms TTL: last error %v", err)
+	assert.Greater(t, b.Fence(), a.Fence(), "call: fence of the grant after expiry")
+	require.NoError(t, b.Unlock(e.ctx), "call: Unlock of the new lease")
+}
+
+func checkFencesIncrease(t *testing.T, e *env) {
+	c := e.client(nil)
+	short := e.mutex(c, "fences", 20*time.Millisecond, nil)
+	var last int64
+	for i := range 100 {
+		var l *locker.Lease
+		var err error
+		if i%10 == 9 {
+			// Let this grant expire instead of unlocking it; the next
+			// grant then follows an expiry.
+			l, err = short.Lock(e.ctx)
+			require.NoError(t, err, "call: Lock #%d", i)
+			time.Sleep(25 * time.Millisecond)
+		} else {
+			l, err = short.Lock(e.ctx)
+			require.NoError(t, err, "call: Lock #%d", i)
+			require.NoError(t, ignoreExpired(l.Unlock(e.ctx)), "call: Unlock #%d", i)
+		}
+		require.Greater(t, l.Fence(), last, "call: Fence() of grant #%d: got %d, want > %d", i, l.Fence(), last)
+		last = l.Fence()
+	}
+}
+
+// ignoreExpired drops ErrExpired: a 20 ms lease may expire before Unlock.
+func ignoreExpired(err error) error {
+	if errors.Is(err, locker.ErrExpired) {
+		return nil
+	}
+	return err
+}
+
+func checkStaleLease(t *testing.T, e *env) {
+	c := e.client(nil)
+	m := e.mutex(c, "stale", 50*time.Millisecond, nil)
+
+	// Expired, nobody else: ErrExpired.
+	a, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock a")
+	time.Sleep(80 * time.Millisecond)
+	_, err = a.TTL(e.ctx)
+	assert.ErrorIs(t, err, locker.ErrExpired, "call: a.TTL() after expiry")
+	assert.ErrorIs(t, a.Extend(e.ctx, time.Second), locker.ErrExpired, "call: a.Extend() after expiry")
+	assert.ErrorIs(t, a.Unlock(e.ctx), locker.ErrExpired, "call: a.Unlock() after expiry")
+	assert.NoError(t, a.Unlock(e.ctx), "call: a.Unlock() a second time")
+
+	// Expired and superseded: ErrHeldByOther, new holder untouched.
+	a, err = m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock a again")
+	time.Sleep(80 * time.Millisecond)
+	long := e.mutex(c, "stale", 10*time.Second, nil)
+	b, err := long.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock b after a expired")
+	_, err = a.TTL(e.ctx)
+	assert.ErrorIs(t, err, locker.ErrHeldByOther, "call: a.TTL() while b holds")
+	assert.ErrorIs(t, a.Extend(e.ctx, 50*time.Millisecond), locker.ErrHeldByOther, "call: a.Extend() while b holds")
+	assert.ErrorIs(t, a.Unlock(e.ctx), locker.ErrHeldByOther, "call: a.Unlock() while b holds")
+	ttl, err := b.TTL(e.ctx)
+	require.NoError(t, err, "call: b.TTL() after a's stale calls")
+	assert.Greater(t, ttl, 5*time.Second, "call: b.TTL() after a's stale Extend(50ms): b's expiry must be untouched")
+	_, err = m.TryLock(e.ctx)
+	assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock after a's stale Unlock: b must still hold")
+	assert.NoError(t, b.Unlock(e.ctx), "call: b.Unlock()")
+}
+
+func checkExtend(t *testing.T, e *env) {
+	c := e.client(nil)
+	m := e.mutex(c, "extend", 200*time.Millisecond, nil)
+	l, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock")
+	before := l.ValidUntil()
+	require.NoError(t, l.Extend(e.ctx, 5*time.Second), "call: Extend(5s)")
+	assert.True(t, l.ValidUntil().After(before), "call: ValidUntil() after Extend: got %v, want after %v", l.ValidUntil(), before)
+	time.Sleep(300 * time.Millisecond)
+	_, err = m.TryLock(e.ctx)
+	assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock 300ms into a 200ms lease extended to 5s")
+	ttl, err := l.TTL(e.ctx)
+	require.NoError(t, err, "call: TTL() after Extend")
+	assert.Greater(t, ttl, 3*time.Second, "call: TTL() after Extend(5s) and 300ms")
+	assert.True(t, l.Valid(), "call: Valid() after Extend(5s)")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+}
+
+func checkIdempotentAcquire(t *testing.T, e *env) {
+	c := e.client(nil)
+	opts := &locker.MutexOptions{Owner: "owner-" + e.prefix}
+	m1 := e.mutex(c, "idem", 10*time.Second, opts)
+	m2 := e.mutex(c, "idem", 10*time.Second, opts)
+	a, err := m1.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock with Owner")
+	b, err := m2.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock again with the same Owner")
+	assert.Equal(t, a.Fence(), b.Fence(), "call: Fence() of the repeated acquire")
+	assert.Equal(t, a.Token(), b.Token(), "call: Token() of the repeated acquire")
+	other := e.mutex(c, "idem", 10*time.Second, nil)
+	_, err = other.TryLock(e.ctx)
+	assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock by another owner")
+	require.NoError(t, a.Unlock(e.ctx), "call: Unlock of the first lease")
+	o, err := other.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock by another owner after one Unlock: a repeated acquire must not add a hold")
+	assert.Greater(t, o.Fence(), a.Fence(), "call: Fence() of the next owner")
+	assert.ErrorIs(t, b.Unlock(e.ctx), locker.ErrHeldByOther, "call: Unlock of the repeated lease after hand-over")
+	require.NoError(t, o.Unlock(e.ctx), "call: Unlock by the other owner")
+}
+
+func checkReentrant(t *testing.T, e *env) {
+	c := e.client(nil)
+	m := e.mutex(c, "reentrant", 10*time.Second, &locker.MutexOptions{Owner: "job-" + e.prefix, Reentrant: true})
+	other := e.mutex(c, "reentrant", 10*time.Second, nil)
+	var leases []*locker.Lease
+	for i := range 3 {
+		l, err := m.Lock(e.ctx)
+		require.NoError(t, err, "call: reentrant Lock #%d", i)
+		leases = append(leases, l)
+		assert.Equal(t, leases[0].Fence(), l.Fence(), "call: Fence() of reentrant hold #%d", i)
+	}
+	for i := range 2 {
+		require.NoError(t, leases[i].Unlock(e.ctx), "call: Unlock hold #%d", i)
+		require.NoError(t, leases[i].Unlock(e.ctx), "call: Unlock hold #%d again", i)
+		_, err := other.TryLock(e.ctx)
+		assert.ErrorIs(t, err, locker.ErrNotObtained, "call: other TryLock with %d of 3 holds dropped", i+1)
+	}
+	_, err := leases[2].TTL(e.ctx)
+	require.NoError(t, err, "call: TTL() of the last hold")
+	require.NoError(t, leases[2].Unlock(e.ctx), "call: Unlock of the last hold")
+	o, err := other.TryLock(e.ctx)
+	require.NoError(t, err, "call: other TryLock after the last hold was dropped")
+	assert.Greater(t, o.Fence(), leases[0].Fence(), "call: Fence() of the next owner")
+	require.NoError(t, o.Unlock(e.ctx), "call: other Unlock")
+}
+
+func checkLockWaits(t *testing.T, e *env) {
+	c := e.client(nil)
+	m := e.mutex(c, "lock-waits", 30*time.Second, nil)
+	a, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock a")
+	type result struct {
+		l   *locker.Lease
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := m.Lock(e.ctx)
+		got <- result{l, err}
+	}()
+	select {
+	case r := <-got:
+		t.Fatalf("call: Lock while a holds: returned (%v, %v), want it to block", r.l, r.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	require.NoError(t, a.Unlock(e.ctx), "call: a.Unlock")
+	r := <-got
+	require.NoError(t, r.err, "call: Lock after a.Unlock")
+	assert.Greater(t, r.l.Fence(), a.Fence(), "call: Fence() of the waiter's lease")
+	require.NoError(t, r.l.Unlock(e.ctx), "call: waiter Unlock")
+}
+
+func checkLockDeadline(t *testing.T, e *env) {
+	c := e.client(nil)
+	m := e.mutex(c, "lock-deadline", 30*time.Second, nil)
+	a, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock a")
+	ctx, cancel := context.WithTimeout(e.ctx, 200*time.Millisecond)
+	defer cancel()
+	l, err := m.Lock(ctx)
+	assert.Nil(t, l, "call: Lock past its deadline: lease")
+	assert.ErrorIs(t, err, locker.ErrNotObtained, "call: Lock past its deadline")
+	assert.ErrorIs(t, err, ctx.Err(), "call: Lock past its deadline: want ctx.Err() joined")
+	ttl, err := a.TTL(e.ctx)
+	require.NoError(t, err, "call: a.TTL() after the waiter gave up")
+	assert.Greater(t, ttl, 20*time.Second, "call: a.TTL(): the waiter must not have touched a's lease")
+	require.NoError(t, a.Unlock(e.ctx), "call: a.Unlock")
+	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after Unlock, fence counters aside")
+}
+
+func checkOddNames(t *testing.T, e *env) {
+	c := e.client(nil)
+	long := make([]byte, 1024)
+	for i := range long {
+		long[i] = "{}ab%"[i%5]
+	}
+	names := []string{"{", "}", "{}", "}{", "a{b}c", "{tag}rest", "100%", "%7B", "with space", "tab\tnewline\n", "unicode ✓ 锁 🔒", "\x00\xff", string(long)}
+	for _, name := range names {
+		m := e.mutex(c, name, 10*time.Second, nil)
+		l, err := m.TryLock(e.ctx)
+		require.NoError(t, err, "call: TryLock(%q)", name)
+		_, err = m.TryLock(e.ctx)
+		assert.ErrorIs(t, err, locker.ErrNotObtained, "call: second TryLock(%q)", name)
+		require.NoError(t, l.Extend(e.ctx, 20*time.Second), "call: Extend for %q", name)
+		_, err = l.TTL(e.ctx)
+		require.NoError(t, err, "call: TTL for %q", name)
+		require.NoError(t, l.Unlock(e.ctx), "call: Unlock(%q)", name)
+		first, err := c.Claim(e.ctx, name, time.Second)
+		require.NoError(t, err, "call: Claim(%q)", name)
+		assert.True(t, first, "call: Claim(%q) on a fresh key", name)
+	}
+	// Distinct names must be distinct locks.
+	a, err := e.mutex(c, "{", 10*time.Second, nil).TryLock(e.ctx)
+	require.NoError(t, err, `call: TryLock("{")`)
+	b, err := e.mutex(c, "%7B", 10*time.Second, nil).TryLock(e.ctx)
+	require.NoError(t, err, `call: TryLock("%%7B") while "{" is held: distinct names must not collide`)
+	require.NoError(t, a.Unlock(e.ctx))
+	require.NoError(t, b.Unlock(e.ctx))
+}
+
+func checkTwoRoundTrips(t *testing.T, e *env) {
+	cs := &countingScripter{Scripter: e.s}
+	c := e.clientOn(cs, nil)
+	m := e.mutex(c, "round-trips", 10*time.Second, nil)
+	// Warm up: load the scripts.
+	l, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: warm-up TryLock")
+	require.NoError(t, l.Unlock(e.ctx), "call: warm-up Unlock")
+	cs.reset()
+	l, err = m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+	evalsha, eval, load := cs.counts()
+	assert.Equal(t, [3]int64{2, 0, 0}, [3]int64{evalsha, eval, load}, "call: TryLock+Unlock: [EvalSha, Eval, ScriptLoad] calls")
+}
+
+// countingScripter counts the calls passed to the driver's Scripter.
+type countingScripter struct {
+	locker.Scripter
+	evalsha, eval, load atomic.Int64
+}
+
+func (c *countingScripter) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
+	c.evalsha.Add(1)
+	return c.Scripter.EvalSha(ctx, sha, keys, args)
+}
+
+func (c *countingScripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
+	c.eval.Add(1)
+	return c.Scripter.Eval(ctx, src, keys, args)
+}
+
+func (c *countingScripter) ScriptLoad(ctx context.Context, src string) (string, error) {
+	c.load.Add(1)
+	return c.Scripter.ScriptLoad(ctx, src)
+}
+
+func (c *countingScripter) reset() {
+	c.evalsha.Store(0)
+	c.eval.Store(0)
+	c.load.Store(0)
+}
+
+func (c *countingScripter) counts() (evalsha, eval, load int64) {
+	return c.evalsha.Load(), c.eval.Load(), c.load.Load()
+}

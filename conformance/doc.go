@@ -1,0 +1,27 @@
+// Package conformance is the exported test suite every scriptlock driver
+// must pass: it certifies a locker.Scripter implementation, and the locks
+// built on it, against a real Redis, standalone and Cluster.
+//
+// A driver's test calls Run with a Driver that says how to connect:
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.Run(t, conformance.Driver{
+//			Name:       "mydriver",
+//			Standalone: func(t testing.TB, addr string) locker.Scripter { ... },
+//			Cluster:    func(t testing.TB, addrs []string) locker.Scripter { ... },
+//		})
+//	}
+//
+// Run starts its own throwaway redis-server processes (a standalone server
+// and a 3-master Cluster, on free loopback ports) and stops them at the end.
+// Set SCRIPTLOCK_REDIS_ADDR (host:port) and SCRIPTLOCK_CLUSTER_ADDRS
+// (comma-separated host:port of the masters) to run against an existing
+// deployment instead; the suite then writes only keys under the prefix
+// "sltest:" and runs SCRIPT FLUSH, CLIENT PAUSE and CLIENT KILL on it, so
+// never point it at production.
+//
+// Every case is a rule: a name (the subtest name, "Group/Rule"), the rule
+// sentence, and a check. Each case gets a fresh key prefix and a timeout,
+// and its failures print the call, what it got and what the rule wants.
+// `go test ./conformance/... -v` lists every rule for every in-tree driver.
+package conformance

@@ -1,0 +1,70 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/scriptlock/scriptlock/internal/redisserver"
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// Driver describes how the suite connects a driver to Redis.
+type Driver struct {
+	// Name names the driver in subtest names: "driver=<Name>" is up to the
+	// caller; Run adds "deployment=standalone" and "deployment=cluster".
+	Name string
+
+	// Standalone returns a Scripter talking to the standalone server at
+	// addr (host:port). It registers the client's Close with t.Cleanup and
+	// fails t if it cannot connect. Required.
+	Standalone func(t testing.TB, addr string) locker.Scripter
+
+	// Cluster returns a Scripter talking to the Redis Cluster whose masters
+	// are at addrs. It registers the client's Close with t.Cleanup. Nil
+	// declares that the driver lacks Cluster support: the Cluster cases are
+	// then skipped with a message saying so.
+	Cluster func(t testing.TB, addrs []string) locker.Scripter
+}
+
+// Run runs every rule of the suite for d, first on a standalone server and
+// then on a 3-master Cluster, as subtests "deployment=standalone/<rule>"
+// and "deployment=cluster/<rule>". It blocks until all rules have run;
+// cases run one after another, since some inject faults into the server.
+func Run(t *testing.T, d Driver) {
+	t.Helper()
+	if d.Standalone == nil {
+		t.Fatal("conformance: Driver.Standalone is nil")
+	}
+	t.Run("deployment=standalone", func(t *testing.T) {
+		srv := redisserver.StartStandalone(t)
+		s := d.Standalone(t, srv.Addr)
+		runCases(t, &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}})
+	})
+	t.Run("deployment=cluster", func(t *testing.T) {
+		if d.Cluster == nil {
+			t.Skipf("driver %s declares no Cluster support", d.Name)
+		}
+		c := redisserver.StartCluster(t)
+		s := d.Cluster(t, c.Addrs)
+		runCases(t, &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}})
+	})
+}
+
+func runCases(t *testing.T, d *deployment) {
+	for _, c := range allCases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Logf("rule: %s", c.rule)
+			c.check(t, newEnv(t, d))
+		})
+	}
+}
+
+// allCases lists the suite's rules in the order they run.
+func allCases() []testCase {
+	var cs []testCase
+	cs = append(cs, scripterCases...)
+	cs = append(cs, mutexCases...)
+	cs = append(cs, faultCases...)
+	cs = append(cs, badInputCases...)
+	cs = append(cs, claimCases...)
+	return cs
+}
