@@ -30,8 +30,11 @@ func New(s Scripter, opts *Options) (*Client, error) {
 	if s == nil {
 		return nil, ErrNilScripter
 	}
-	if v := reflect.ValueOf(s); v.Kind() == reflect.Pointer && v.IsNil() {
-		return nil, fmt.Errorf("%w: %T is a nil pointer", ErrNilScripter, s)
+	switch v := reflect.ValueOf(s); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
+		if v.IsNil() {
+			return nil, fmt.Errorf("%w: %T is nil", ErrNilScripter, s)
+		}
 	}
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -93,7 +96,10 @@ func (c *Client) Claim(ctx context.Context, key string, ttl time.Duration) (firs
 		return false, err
 	}
 	n, err := replyInt(scriptClaim, r)
-	return n == 1, err
+	if err == nil && n != 0 && n != 1 {
+		err = fmt.Errorf("%w: claim status %d", ErrUnexpectedReply, n)
+	}
+	return n == 1 && err == nil, err
 }
 
 // newToken returns 128 random bits from crypto/rand, base64url-encoded.

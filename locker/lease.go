@@ -17,7 +17,9 @@ type Lease struct {
 	hold  string
 	fence int64
 
-	mu         sync.Mutex
+	unlockMu sync.Mutex // serializes Unlock calls
+
+	mu         sync.Mutex // guards the fields below
 	validUntil time.Time
 	released   bool
 }
@@ -135,7 +137,10 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 // Unlock releases this hold; the lock is free once its owner has no hold
 // left. It blocks for one round trip. It returns nil when released, and
 // also for a nil lease or one already released (Unlock twice is harmless).
-// It returns ErrExpired when the lease had already expired and ErrHeldByOther
+// Concurrent Unlocks of one lease are serialized: one releases, the others
+// return nil. It returns ErrExpired when the lease had already expired (or,
+// rarely, when the client re-sent the release of the last hold after a
+// network error: the lock is free either way) and ErrHeldByOther
 // when another owner holds the lock now; in both cases nothing is changed
 // and the lease counts as released. On ErrClosed, ErrNilContext or a
 // Scripter error the lease is unchanged and Unlock may be called again.
@@ -143,6 +148,8 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if l == nil {
 		return nil
 	}
+	l.unlockMu.Lock()
+	defer l.unlockMu.Unlock()
 	l.mu.Lock()
 	released := l.released
 	l.mu.Unlock()
@@ -158,6 +165,9 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	}
 	n, err := replyInt(scriptRelease, r)
 	if err != nil {
+		return err
+	}
+	if err := l.outcome(n); err != nil && n != 0 && n != -1 {
 		return err
 	}
 	l.mu.Lock()

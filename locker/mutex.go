@@ -79,6 +79,9 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx); err != nil {
 		return nil, err
 	}
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, notObtained(m.name, cerr)
+	}
 	delay := m.c.minDly
 	var timer *time.Timer
 	defer func() {
@@ -141,10 +144,16 @@ func (m *Mutex) try(ctx context.Context) (*Lease, time.Duration, error) {
 		return nil, 0, err
 	}
 	v, err := replyInts(scriptAcquire, r, 2)
+	if err == nil && v[0] != 0 && v[0] != 1 {
+		err = fmt.Errorf("%w: acquire status %d", ErrUnexpectedReply, v[0])
+	}
 	if err != nil {
+		if m.owner == "" || m.reentrant {
+			m.abandon(ctx, owner, hold)
+		}
 		return nil, 0, err
 	}
-	if v[0] != 1 {
+	if v[0] == 0 {
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, m.name)
 	}
 	return &Lease{m: m, owner: owner, hold: hold, fence: v[1], validUntil: m.c.validity(start, m.ttlMS)}, 0, nil

@@ -9,7 +9,9 @@ import (
 // Limits on TTLs accepted by every operation.
 const (
 	// MinTTL is the shortest TTL: Redis expires keys with millisecond
-	// resolution.
+	// resolution. Note that a lease's local validity subtracts a drift
+	// margin of at least 2 ms, so a lease with a TTL of 2 ms or less is
+	// locally invalid from the start (Lease.Valid reports false).
 	MinTTL = time.Millisecond
 	// MaxTTL is the longest TTL (one year); longer values are rejected as
 	// almost certainly a unit mistake.

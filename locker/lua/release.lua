@@ -4,8 +4,9 @@
 -- ARGV[1]  owner token
 -- ARGV[2]  hold id
 --
--- Reply: 1 released (also when this hold was already dropped: re-sent calls
---        are harmless), 0 nobody holds the lock (the lease expired),
+-- Reply: 1 released (also when this hold was already dropped while other
+--        holds of the owner remain), 0 nobody holds the lock (the lease
+--        expired, or a re-sent call finds the last hold already released),
 --        -1 another owner holds the lock (nothing was changed).
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if not owner then
