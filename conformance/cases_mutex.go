@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -386,12 +388,44 @@ func checkTwoRoundTrips(t *testing.T, e *env) {
 	l, err := m.TryLock(e.ctx)
 	require.NoError(t, err, "call: warm-up TryLock")
 	require.NoError(t, l.Unlock(e.ctx), "call: warm-up Unlock")
+	key := c.Key("round-trips")
+	before := e.scriptCommandStats(key)
 	cs.reset()
 	l, err = m.TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock")
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+	after := e.scriptCommandStats(key)
 	evalsha, eval, load := cs.counts()
-	assert.Equal(t, [3]int64{2, 0, 0}, [3]int64{evalsha, eval, load}, "call: TryLock+Unlock: [EvalSha, Eval, ScriptLoad] calls")
+	assert.Equal(t, [3]int64{2, 0, 0}, [3]int64{evalsha, eval, load}, "call: TryLock+Unlock: [EvalSha, Eval, ScriptLoad] calls through the Scripter")
+	for _, cmd := range []string{"evalsha", "eval", "script|load", "script"} {
+		want := int64(0)
+		if cmd == "evalsha" {
+			want = 2
+		}
+		assert.Equal(t, want, after[cmd]-before[cmd], "call: TryLock+Unlock: server-side INFO commandstats delta of %s on the lock's node", cmd)
+	}
+}
+
+// scriptCommandStats returns the call counts of INFO commandstats on the
+// node that owns key, by lower-case command name ("evalsha", "script|load").
+func (e *env) scriptCommandStats(key string) map[string]int64 {
+	e.t.Helper()
+	r, err := e.d.admin.Do(e.ctx, key, "INFO", "commandstats")
+	require.NoError(e.t, err, "call: admin INFO commandstats")
+	info, _ := r.(string)
+	stats := map[string]int64{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
+		n, err := strconv.ParseInt(calls, 10, 64)
+		require.NoError(e.t, err, "call: parse INFO commandstats line %q", line)
+		stats[strings.TrimPrefix(name, "cmdstat_")] = n
+	}
+	require.NotEmpty(e.t, stats, "call: INFO commandstats: no cmdstat_ lines in %q", info)
+	return stats
 }
 
 // countingScripter counts the calls passed to the driver's Scripter.

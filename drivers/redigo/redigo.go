@@ -1,0 +1,247 @@
+package redigo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/mna/redisc"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// Routing limits for Cluster calls: redisc.RetryConn follows at most
+// redirectAttempts MOVED, ASK or TRYAGAIN replies per call, sleeping
+// tryAgainDelay before retrying after a TRYAGAIN.
+const (
+	redirectAttempts = 4
+	tryAgainDelay    = 10 * time.Millisecond
+)
+
+// Scripter runs scriptlock's scripts through redigo, on a single server or a
+// Redis Cluster. It is safe for concurrent use by multiple goroutines.
+type Scripter struct {
+	b backend
+}
+
+var _ locker.Scripter = (*Scripter)(nil)
+
+// backend is what differs between a single server and a Cluster.
+type backend interface {
+	// do runs one command routed by keys[0] and returns redigo's reply.
+	do(ctx context.Context, keys []string, cmd string, args []any) (any, error)
+	// load runs SCRIPT LOAD src wherever EVALSHA may be routed.
+	load(ctx context.Context, src string) (string, error)
+}
+
+// New returns a Scripter for the single server behind p. The pool stays owned
+// by the caller, who closes it; it must stay open while the Scripter is in
+// use. Its connections must implement redis.ConnWithContext (those made by
+// redis.Dial and redis.DialContext do).
+func New(p *redis.Pool) *Scripter {
+	return &Scripter{b: poolBackend{p: p}}
+}
+
+// NewCluster returns a Scripter for the Redis Cluster c. The cluster stays
+// owned by the caller, who closes it; it must stay open while the Scripter is
+// in use. Calling c.Refresh before use is recommended but not required:
+// ScriptLoad refreshes the slot mapping itself, and other calls follow
+// redirections. See the package doc for how contexts are honoured.
+func NewCluster(c *redisc.Cluster) *Scripter {
+	return &Scripter{b: clusterBackend{c: c}}
+}
+
+// EvalSha runs EVALSHA sha1 with keys and args and returns the translated
+// reply: nil (a Redis nil or a Lua false), int64 (a Lua true becomes 1),
+// string, or []any of these. On a Cluster it runs on the node that owns
+// keys[0]'s slot, or on any node when there are no keys.
+//
+// It blocks until the reply arrives or ctx is done; in the latter case it
+// returns ctx's error. If the server does not hold the script it returns an
+// error that matches locker.ErrNoScript and still carries the server's
+// message. Any other error, including a server error raised by the script, is
+// returned as redigo reports it.
+func (s *Scripter) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	return s.eval(ctx, "EVALSHA", sha1, keys, args)
+}
+
+// Eval runs EVAL src with keys and args. Routing, blocking, replies and errors
+// are as for EvalSha.
+func (s *Scripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
+	return s.eval(ctx, "EVAL", src, keys, args)
+}
+
+// ScriptLoad sends SCRIPT LOAD src and returns the SHA-1 the server reports.
+//
+// On a Cluster it first refreshes the slot mapping (CLUSTER SLOTS on one
+// known node) and then loads the script on every master, one after the other.
+// It blocks until all have answered or ctx is done, and returns the first
+// error met, naming the node; masters loaded before an error keep the script.
+func (s *Scripter) ScriptLoad(ctx context.Context, src string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return s.b.load(ctx, src)
+}
+
+func (s *Scripter) eval(ctx context.Context, cmd, script string, keys, args []string) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cmdArgs := make([]any, 0, 2+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, script, len(keys))
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	for _, a := range args {
+		cmdArgs = append(cmdArgs, a)
+	}
+	v, err := s.b.do(ctx, keys, cmd, cmdArgs)
+	if err != nil {
+		return nil, translateErr(err)
+	}
+	return translate(v)
+}
+
+// poolBackend serves a single server through a redigo Pool.
+type poolBackend struct {
+	p *redis.Pool
+}
+
+func (b poolBackend) do(ctx context.Context, _ []string, cmd string, args []any) (any, error) {
+	conn, err := b.p.GetContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return redis.DoContext(conn, ctx, cmd, args...)
+}
+
+func (b poolBackend) load(ctx context.Context, src string) (string, error) {
+	conn, err := b.p.GetContext(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	return redis.String(redis.DoContext(conn, ctx, "SCRIPT", "LOAD", src))
+}
+
+// clusterBackend serves a Redis Cluster through redisc.
+type clusterBackend struct {
+	c *redisc.Cluster
+}
+
+func (b clusterBackend) do(ctx context.Context, keys []string, cmd string, args []any) (any, error) {
+	return withContext(ctx, func() (any, error) {
+		conn := b.c.Get()
+		defer conn.Close()
+		var err error
+		if len(keys) > 0 {
+			err = redisc.BindConn(conn, keys[0])
+		} else {
+			err = redisc.BindConn(conn) // any node
+		}
+		if err != nil {
+			return nil, err
+		}
+		rc, err := redisc.RetryConn(conn, redirectAttempts, tryAgainDelay)
+		if err != nil {
+			return nil, err
+		}
+		return rc.Do(cmd, args...)
+	})
+}
+
+func (b clusterBackend) load(ctx context.Context, src string) (string, error) {
+	v, err := withContext(ctx, func() (any, error) {
+		if err := b.c.Refresh(); err != nil {
+			return nil, err
+		}
+		var sha string
+		err := b.c.EachNode(false, func(addr string, conn redis.Conn) error {
+			if err := ctx.Err(); err != nil {
+				return err // the caller is gone: stop visiting nodes
+			}
+			got, err := redis.String(conn.Do("SCRIPT", "LOAD", src))
+			if err != nil {
+				return fmt.Errorf("redigo: SCRIPT LOAD on %s: %w", addr, err)
+			}
+			if sha != "" && got != sha {
+				return fmt.Errorf("redigo: SCRIPT LOAD on %s returned %s, another master %s", addr, got, sha)
+			}
+			sha = got
+			return nil
+		})
+		return sha, err
+	})
+	if err != nil {
+		return "", err
+	}
+	return v.(string), nil
+}
+
+// withContext runs f and returns its result, or ctx's error as soon as ctx is
+// done, whichever comes first. f must release its own resources: when ctx
+// ends first, f keeps running in its goroutine and its result is dropped.
+func withContext(ctx context.Context, f func() (any, error)) (any, error) {
+	if ctx.Done() == nil { // never done: no goroutine needed
+		return f()
+	}
+	type result struct {
+		v   any
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// translateErr marks a NOSCRIPT server error with locker.ErrNoScript and
+// returns every other error unchanged.
+func translateErr(err error) error {
+	var re redis.Error
+	if errors.As(err, &re) && strings.HasPrefix(string(re), "NOSCRIPT") {
+		return fmt.Errorf("%w: %w", locker.ErrNoScript, err)
+	}
+	return err
+}
+
+// translate maps a redigo reply onto nil, int64, string and []any. An error
+// nested in an array is returned as the call's error.
+func translate(v any) (any, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case int64:
+		return v, nil
+	case []byte:
+		return string(v), nil
+	case string: // status replies
+		return v, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			t, err := translate(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = t
+		}
+		return out, nil
+	case redis.Error:
+		return nil, v
+	default:
+		return nil, fmt.Errorf("%w: redigo: reply of type %T", locker.ErrUnexpectedReply, v)
+	}
+}

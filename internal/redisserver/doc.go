@@ -1,0 +1,28 @@
+// Package redisserver starts throwaway redis-server processes for tests and
+// benchmarks and offers admin helpers for fault injection.
+//
+// [StartStandalone] starts one server and [StartCluster] a Redis Cluster of
+// three masters. Each process listens on a free loopback port, keeps no data
+// on disk (no RDB, no AOF), lives in its own temporary directory, logs to a
+// file there, and is stopped (SIGTERM, then SIGKILL after 2s) and its
+// directory removed by a t.Cleanup. On Linux the processes are also killed
+// when the test binary dies.
+//
+// Tests use real Redis always: when redis-server is not in PATH the start
+// functions fail the test with a message that names the fix; they never skip.
+// Two environment variables point tests at servers started elsewhere instead:
+//
+//	SCRIPTLOCK_REDIS_ADDR=host:port             used by StartStandalone
+//	SCRIPTLOCK_CLUSTER_ADDRS=host:port,host:port used by StartCluster (masters)
+//
+// Such external servers are never started, stopped or restarted by this
+// package; [Server.Restart] and [Server.Stop] fail on them.
+//
+// The admin helpers ([Server.Do], [Server.ScriptFlush], [Server.ClientKill],
+// [Server.Pause], [Server.Restart], ...) talk RESP2 over a fresh connection
+// per call, so they never share state with the client under test. Replies
+// come back as nil, int64, string or []any, the same vocabulary as the
+// locker package; server errors come back as *[RedisError].
+//
+// The package uses only the standard library.
+package redisserver

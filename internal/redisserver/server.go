@@ -1,0 +1,219 @@
+package redisserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Environment variables that point tests at servers started elsewhere.
+const (
+	// EnvRedisAddr holds the host:port of a standalone server that
+	// StartStandalone returns instead of starting one.
+	EnvRedisAddr = "SCRIPTLOCK_REDIS_ADDR"
+	// EnvClusterAddrs holds comma-separated host:port addresses of the masters
+	// of a Redis Cluster that StartCluster returns instead of starting one.
+	EnvClusterAddrs = "SCRIPTLOCK_CLUSTER_ADDRS"
+)
+
+// healTimeout bounds a cluster node's wait for a healthy cluster after
+// Restart when ctx has no earlier deadline.
+const healTimeout = 30 * time.Second
+
+// Server is one redis-server process, or an external server named by
+// [EnvRedisAddr] or [EnvClusterAddrs]. Its methods are safe for concurrent
+// use.
+type Server struct {
+	// Addr is the server's host:port. It stays the same across Restart.
+	Addr string
+
+	external bool
+	bin      string
+	dir      string
+	port     int
+	busPort  int // cluster bus port; 0 for a standalone server
+	// ready, when set, runs after the process answers again on Restart
+	// (a cluster node waits for a healthy cluster).
+	ready func(ctx context.Context) error
+
+	mu     sync.Mutex // guards proc and closed; held across Stop and Restart
+	proc   *proc      // nil while stopped
+	closed bool       // the cleanup has run
+}
+
+// StartStandalone starts a standalone redis-server on a free loopback port
+// with no persistence (save "", appendonly no) in its own temporary
+// directory, and registers a t.Cleanup that stops it (SIGTERM, SIGKILL after
+// 2s) and then removes the directory. It blocks until the server answers PING
+// and has finished loading, at most about 10s.
+//
+// When [EnvRedisAddr] is set it returns a Server for that address instead,
+// after checking that it answers PING; that server is never started, stopped
+// or restarted by this package.
+//
+// It calls t.Fatalf when redis-server is not in PATH (the message names the
+// fix), when the server does not start (the message holds its log's tail), or
+// when the external server does not answer.
+func StartStandalone(t testing.TB) *Server {
+	t.Helper()
+	if addr := os.Getenv(EnvRedisAddr); addr != "" {
+		s := &Server{Addr: addr, external: true}
+		if err := pingExternal(s, EnvRedisAddr); err != nil {
+			t.Fatalf("%v", err)
+		}
+		return s
+	}
+	s, err := newServer(EnvRedisAddr)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(s.cleanup)
+	if err := s.start(context.Background(), false); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return s
+}
+
+// newServer finds redis-server and makes the server's temporary directory;
+// env names the variable to mention when redis-server is missing.
+func newServer(env string) (*Server, error) {
+	bin, err := lookPath(env)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "redisserver-")
+	if err != nil {
+		return nil, fmt.Errorf("redisserver: make temp dir: %w", err)
+	}
+	return &Server{bin: bin, dir: dir}, nil
+}
+
+// pingExternal checks that an external server answers PING within 5s.
+func pingExternal(s *Server, env string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := s.Do(ctx, "PING"); err != nil {
+		return fmt.Errorf("redisserver: %s names %s, which does not answer PING: %w", env, s.Addr, err)
+	}
+	return nil
+}
+
+// cleanup stops the process and only then removes its directory.
+func (s *Server) cleanup() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.proc.stop()
+	s.proc = nil
+	_ = os.RemoveAll(s.dir)
+}
+
+// Stop stops the process (SIGTERM, SIGKILL after 2s) and leaves it stopped
+// until [Server.Restart]; clients then see connection refused. It blocks
+// until the process has exited. Stopping a stopped server does nothing. It
+// fails on an external server or after the test's cleanup has run.
+func (s *Server) Stop() error {
+	if s.external {
+		return s.externalErr("Stop")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("redisserver: Stop %s: server already cleaned up", s.Addr)
+	}
+	s.proc.stop()
+	s.proc = nil
+	return nil
+}
+
+// Restart stops the process (as [Server.Stop] does, if it runs) and starts it
+// again on the same address with no data: keys and loaded scripts are lost.
+// A cluster node keeps its nodes.conf, so it rejoins with the same id and
+// slots; Restart then also waits until the whole cluster is healthy again
+// (see [Cluster.WaitReady]), so clients see no CLUSTERDOWN afterwards; that
+// takes a little over 2s, as Redis keeps a restarted master's cluster state
+// at fail for 2s.
+//
+// It blocks until the server answers PING (at most about 10s) and, for a
+// cluster node, the cluster is healthy (bounded by ctx, or 30s when ctx has
+// no deadline). It fails on an external server, after the test's cleanup has
+// run, or when the server does not come back; the error then holds the tail
+// of the server's log. Concurrent commands fail while the process is down.
+func (s *Server) Restart(ctx context.Context) error {
+	if s.external {
+		return s.externalErr("Restart")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("redisserver: Restart %s: server already cleaned up", s.Addr)
+	}
+	s.proc.stop()
+	s.proc = nil
+	// Nothing should be on disk, but make sure no data survives.
+	_ = os.Remove(filepath.Join(s.dir, "dump.rdb"))
+	_ = os.RemoveAll(filepath.Join(s.dir, "appendonlydir"))
+
+	var err error
+	for range startAttempts {
+		err = s.launch(ctx)
+		var se *startError
+		if err == nil || !errors.As(err, &se) || !se.addrInUse {
+			break
+		}
+		// Someone took our port while we were down; it may be brief.
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if s.ready != nil {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, healTimeout)
+			defer cancel()
+		}
+		if err := s.ready(ctx); err != nil {
+			return fmt.Errorf("redisserver: Restart %s: %w", s.Addr, err)
+		}
+	}
+	return nil
+}
+
+// externalErr explains why op cannot run on an external server.
+func (s *Server) externalErr(op string) error {
+	return fmt.Errorf("redisserver: %s %s: external server (named by %s or %s), not started by this package", op, s.Addr, EnvRedisAddr, EnvClusterAddrs)
+}
+
+// Launch is StartStandalone for code without a testing.TB, such as a
+// TestMain that serves runnable examples: it returns the started (or
+// external) server and a stop function that stops it and removes its
+// directory. It fails, with the same messages as StartStandalone, instead
+// of calling t.Fatalf.
+func Launch(ctx context.Context) (s *Server, stop func(), err error) {
+	if addr := os.Getenv(EnvRedisAddr); addr != "" {
+		s := &Server{Addr: addr, external: true}
+		if err := pingExternal(s, EnvRedisAddr); err != nil {
+			return nil, nil, err
+		}
+		return s, func() {}, nil
+	}
+	s, err = newServer(EnvRedisAddr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.start(ctx, false); err != nil {
+		s.cleanup()
+		return nil, nil, err
+	}
+	return s, s.cleanup, nil
+}

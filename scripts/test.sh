@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# test.sh — the test command: installs redis-server when it is missing (and
+# apt-get is available), then runs go vet and the whole test suite under the
+# race detector against redis-server processes the tests start themselves.
+#
+#   scripts/test.sh            # everything
+#   scripts/test.sh ./locker   # extra arguments replace ./... (packages, -run, ...)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+
+ensure_redis
+export PATH="$(go env GOPATH)/bin:$PATH"
+
+echo "== gofmt"
+unformatted=$(gofmt -l . | grep -v '^bench/peers/' || true)
+if [[ -n "$unformatted" ]]; then
+	echo "gofmt -l reports unformatted files:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+echo "== go vet ./..."
+go vet ./...
+
+if [[ "${SCRIPTLOCK_STATICCHECK:-1}" == 1 ]]; then
+	echo "== staticcheck ./..."
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || {
+		echo "staticcheck failed (set SCRIPTLOCK_STATICCHECK=0 to skip it offline)" >&2
+		exit 1
+	}
+fi
+
+echo "== go test -race -count=1 ${*:-./...}"
+go test -race -count=1 -timeout 12m "${@:-./...}"
