@@ -8,11 +8,26 @@ import (
 	"time"
 )
 
+// leaseOps are the scripts that act on a held lease of one kind of lock.
+// Each takes the lease's keys as KEYS and ARGV[1] owner, ARGV[2] hold id;
+// extend also ARGV[3] ttl in ms. release and extend reply 1 done, 0 expired
+// (nobody holds it, or this hold is gone), -1 another owner holds it; pttl
+// replies {status, pttl ms} with the same statuses.
+type leaseOps struct {
+	release, extend, pttl *script
+}
+
+// mutexOps act on mutex leases.
+var mutexOps = &leaseOps{release: scriptRelease, extend: scriptExtend, pttl: scriptPTTL}
+
 // Lease is one hold of a lock: what an acquisition returns. Its methods are
 // safe for concurrent use. All methods of a nil *Lease are safe: Unlock
 // returns nil, the others report an expired lease.
 type Lease struct {
-	m     *Mutex
+	c     *Client
+	ops   *leaseOps
+	name  string
+	keys  []string // KEYS of the lease's scripts
 	owner string
 	hold  string
 	fence int64
@@ -29,7 +44,7 @@ func (l *Lease) Name() string {
 	if l == nil {
 		return ""
 	}
-	return l.m.name
+	return l.name
 }
 
 // Token returns the owner token stored in Redis for this lease: 128 random
@@ -85,11 +100,11 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 	if err := l.usable(ctx); err != nil {
 		return 0, err
 	}
-	r, err := l.m.c.run(ctx, scriptPTTL, l.m.keys[:1], []string{l.owner, l.hold})
+	r, err := l.c.run(ctx, l.ops.pttl, l.keys, []string{l.owner, l.hold})
 	if err != nil {
 		return 0, err
 	}
-	v, err := replyInts(scriptPTTL, r, 2)
+	v, err := replyInts(l.ops.pttl, r, 2)
 	if err != nil {
 		return 0, err
 	}
@@ -115,11 +130,11 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	start := time.Now()
-	r, err := l.m.c.run(ctx, scriptExtend, l.m.keys[:1], []string{l.owner, l.hold, strconv.FormatInt(ms, 10)})
+	r, err := l.c.run(ctx, l.ops.extend, l.keys, []string{l.owner, l.hold, strconv.FormatInt(ms, 10)})
 	if err != nil {
 		return err
 	}
-	n, err := replyInt(scriptExtend, r)
+	n, err := replyInt(l.ops.extend, r)
 	if err != nil {
 		return err
 	}
@@ -128,7 +143,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	}
 	l.mu.Lock()
 	if !l.released {
-		l.validUntil = l.m.c.validity(start, ms)
+		l.validUntil = l.c.validity(start, ms)
 	}
 	l.mu.Unlock()
 	return nil
@@ -156,14 +171,14 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if released {
 		return nil
 	}
-	if err := l.m.c.check(ctx); err != nil {
+	if err := l.c.check(ctx); err != nil {
 		return err
 	}
-	r, err := l.m.c.run(ctx, scriptRelease, l.m.keys[:1], []string{l.owner, l.hold})
+	r, err := l.c.run(ctx, l.ops.release, l.keys, []string{l.owner, l.hold})
 	if err != nil {
 		return err
 	}
-	n, err := replyInt(scriptRelease, r)
+	n, err := replyInt(l.ops.release, r)
 	if err != nil {
 		return err
 	}
@@ -181,13 +196,13 @@ func (l *Lease) usable(ctx context.Context) error {
 	if l == nil {
 		return fmt.Errorf("%w: nil lease", ErrExpired)
 	}
-	if err := l.m.c.check(ctx); err != nil {
+	if err := l.c.check(ctx); err != nil {
 		return err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.released {
-		return fmt.Errorf("%w: %q: lease was released", ErrExpired, l.m.name)
+		return fmt.Errorf("%w: %q: lease was released", ErrExpired, l.name)
 	}
 	return nil
 }
@@ -198,9 +213,9 @@ func (l *Lease) outcome(n int64) error {
 	case 1:
 		return nil
 	case 0:
-		return fmt.Errorf("%w: %q", ErrExpired, l.m.name)
+		return fmt.Errorf("%w: %q", ErrExpired, l.name)
 	case -1:
-		return fmt.Errorf("%w: %q", ErrHeldByOther, l.m.name)
+		return fmt.Errorf("%w: %q", ErrHeldByOther, l.name)
 	}
 	return fmt.Errorf("%w: status %d", ErrUnexpectedReply, n)
 }

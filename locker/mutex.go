@@ -2,9 +2,7 @@ package locker
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"time"
 )
@@ -79,43 +77,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx); err != nil {
 		return nil, err
 	}
-	if cerr := ctx.Err(); cerr != nil {
-		return nil, notObtained(m.name, cerr)
-	}
-	delay := m.c.minDly
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		l, pttl, err := m.try(ctx)
-		if err == nil {
-			return l, nil
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, notObtained(m.name, cerr)
-		}
-		if !errors.Is(err, ErrNotObtained) {
-			return nil, err
-		}
-		wait := delay/2 + rand.N(delay/2+1)
-		if pttl > 0 && wait > pttl {
-			wait = pttl
-		}
-		delay = min(2*delay, m.c.maxDly)
-		if timer == nil {
-			timer = time.NewTimer(wait)
-		} else {
-			timer.Reset(wait)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, notObtained(m.name, ctx.Err())
-		case <-timer.C:
-		}
-	}
+	return m.c.wait(ctx, m.name, m.try)
 }
 
 func notObtained(name string, cerr error) error {
@@ -156,7 +118,10 @@ func (m *Mutex) try(ctx context.Context) (*Lease, time.Duration, error) {
 	if v[0] == 0 {
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, m.name)
 	}
-	return &Lease{m: m, owner: owner, hold: hold, fence: v[1], validUntil: m.c.validity(start, m.ttlMS)}, 0, nil
+	return &Lease{
+		c: m.c, ops: mutexOps, name: m.name, keys: m.keys[:1],
+		owner: owner, hold: hold, fence: v[1], validUntil: m.c.validity(start, m.ttlMS),
+	}, 0, nil
 }
 
 // abandon drops a hold whose acquire call failed without a reply: the
