@@ -21,6 +21,8 @@ type Client struct {
 	minDly time.Duration
 	maxDly time.Duration
 	closed atomic.Bool
+
+	renewer *renewer // auto-refresh, see renew.go
 }
 
 // New returns a Client that runs its scripts through s. It does not contact
@@ -40,15 +42,21 @@ func New(s Scripter, opts *Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{s: s, prefix: o.Prefix, drift: o.DriftFactor, minDly: o.MinRetryDelay, maxDly: o.MaxRetryDelay}, nil
+	c := &Client{s: s, prefix: o.Prefix, drift: o.DriftFactor, minDly: o.MinRetryDelay, maxDly: o.MaxRetryDelay}
+	c.renewer = newRenewer(c)
+	return c, nil
 }
 
 // Close marks the Client closed: every later call on it, its locks and its
-// leases returns ErrClosed. Close does not release held locks (they expire
-// with their TTL) and does not close the Scripter's Redis client, which the
-// caller owns. Close is idempotent and never blocks.
+// leases returns ErrClosed. It stops auto-refresh, waiting for renewal
+// calls in flight to return (they are cancelled), so no goroutine of the
+// Client outlives Close. Close does not release held locks (they expire
+// with their TTL; leases that were auto-refreshed report Lost at their
+// validity deadline) and does not close the Scripter's Redis client, which
+// the caller owns. Close is idempotent.
 func (c *Client) Close() error {
 	c.closed.Store(true)
+	c.renewer.close()
 	return nil
 }
 

@@ -34,9 +34,13 @@ type Lease struct {
 
 	unlockMu sync.Mutex // serializes Unlock calls
 
+	ttlMS   int64 // the TTL auto-refresh renews with
+	refresh bool  // renewed by the Client's renewer
+
 	mu         sync.Mutex // guards the fields below
 	validUntil time.Time
 	released   bool
+	life       // loss signalling, see lost.go
 }
 
 // Name returns the name of the lock this lease holds.
@@ -109,6 +113,7 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	if err := l.outcome(v[0]); err != nil {
+		l.lose(err)
 		return 0, err
 	}
 	return time.Duration(v[1]) * time.Millisecond, nil
@@ -139,18 +144,20 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	if err := l.outcome(n); err != nil {
+		l.lose(err)
 		return err
 	}
 	l.mu.Lock()
-	if !l.released {
+	if !l.released && l.lostErr == nil {
 		l.validUntil = l.c.validity(start, ms)
+		l.rearmLocked()
 	}
 	l.mu.Unlock()
 	return nil
 }
 
 // Unlock releases this hold; the lock is free once its owner has no hold
-// left. It blocks for one round trip. It returns nil when released, and
+// left. It stops auto-refresh and cancels the lease's Context. It blocks for one round trip. It returns nil when released, and
 // also for a nil lease or one already released (Unlock twice is harmless).
 // Concurrent Unlocks of one lease are serialized: one releases, the others
 // return nil. It returns ErrExpired when the lease had already expired (or,
@@ -185,10 +192,12 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if err := l.outcome(n); err != nil && n != 0 && n != -1 {
 		return err
 	}
-	l.mu.Lock()
-	l.released = true
-	l.mu.Unlock()
-	return l.outcome(n)
+	err = l.outcome(n)
+	if err != nil {
+		l.lose(err)
+	}
+	l.end()
+	return err
 }
 
 // usable checks the client, ctx and the local released state.
@@ -204,7 +213,7 @@ func (l *Lease) usable(ctx context.Context) error {
 	if l.released {
 		return fmt.Errorf("%w: %q: lease was released", ErrExpired, l.name)
 	}
-	return nil
+	return l.lostErr
 }
 
 // outcome maps a script status (1 held, 0 expired, -1 other owner) to an error.

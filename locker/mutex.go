@@ -17,6 +17,7 @@ type Mutex struct {
 	ttlMS     int64
 	owner     string
 	reentrant bool
+	refresh   bool
 	keys      []string
 }
 
@@ -47,7 +48,7 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 		return nil, fmt.Errorf("%w: Owner longer than MaxNameLen (%d)", ErrInvalidOption, MaxNameLen)
 	}
 	k := c.Key(name)
-	return &Mutex{c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant, keys: []string{k, k + ":fence"}}, nil
+	return &Mutex{c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant, refresh: o.AutoRefresh, keys: []string{k, k + ":fence"}}, nil
 }
 
 // Name returns the lock's name.
@@ -118,10 +119,13 @@ func (m *Mutex) try(ctx context.Context) (*Lease, time.Duration, error) {
 	if v[0] == 0 {
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, m.name)
 	}
-	return &Lease{
+	l := &Lease{
 		c: m.c, ops: mutexOps, name: m.name, keys: m.keys[:1],
 		owner: owner, hold: hold, fence: v[1], validUntil: m.c.validity(start, m.ttlMS),
-	}, 0, nil
+		ttlMS: m.ttlMS, refresh: m.refresh,
+	}
+	m.c.startRefresh(l)
+	return l, 0, nil
 }
 
 // abandon drops a hold whose acquire call failed without a reply: the

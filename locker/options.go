@@ -96,6 +96,15 @@ type MutexOptions struct {
 	// the lock is free when the last hold is dropped. Requires Owner.
 	// Default false: one hold per owner.
 	Reentrant bool
+
+	// AutoRefresh keeps every lease alive until Unlock: the Client's shared
+	// renewer extends it to its full TTL every RefreshFraction (1/3) of the
+	// TTL, retrying after RetryFraction (1/10) of the TTL on network errors.
+	// A lease whose renewal finds the lock expired or held by another owner,
+	// or whose validity deadline passes without a successful renewal, is
+	// lost at once: Lost is closed and Context cancelled. Default false: a
+	// lease lives for its TTL unless extended.
+	AutoRefresh bool
 }
 
 // validName checks a lock name or claim key.
