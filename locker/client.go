@@ -23,6 +23,7 @@ type Client struct {
 	closed atomic.Bool
 
 	renewer *renewer // auto-refresh, see renew.go
+	wake    wakeHub  // push wake-ups, see wake.go
 }
 
 // New returns a Client that runs its scripts through s. It does not contact

@@ -255,7 +255,7 @@ func newEmu() *emu {
 func (e *emu) run(name string, keys, args []string) (any, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	need := map[string][2]int{"acquire": {2, 3}, "release": {1, 2}, "extend": {1, 3}, "pttl": {1, 2}, "claim": {1, 2}}[name]
+	need := map[string][2]int{"acquire": {5, 4}, "release": {2, 2}, "extend": {2, 3}, "pttl": {2, 2}, "claim": {1, 2}, "dequeue": {4, 1}}[name]
 	if len(keys) != need[0] || len(args) != need[1] {
 		return nil, fmt.Errorf("fake: %s called with %d keys and %d args, want %v", name, len(keys), len(args), need)
 	}
@@ -316,6 +316,8 @@ func (e *emu) run(name string, keys, args []string) (any, error) {
 			return []any{int64(0), int64(0)}, nil
 		}
 		return []any{int64(1), st.pttl}, nil
+	case "dequeue":
+		return int64(0), nil // the emulation has no queue
 	case "claim":
 		if tok, ok := e.claims[keys[0]]; ok && tok != args[0] {
 			return int64(0), nil

@@ -68,9 +68,10 @@ func TestKeySlotReference(t *testing.T) {
 // lockKeys are every key the core sends to Redis for one name.
 type lockKeys struct {
 	lock, fence, claim string
+	acquire            []string // every key of the acquire script
 }
 
-func (k lockKeys) all() []string { return []string{k.lock, k.fence, k.claim} }
+func (k lockKeys) all() []string { return append([]string{k.claim}, k.acquire...) }
 
 // keysFor runs TryLock and Claim for name through a fresh fake and returns
 // the keys they sent. It also checks Client.Key against the lock key.
@@ -88,9 +89,9 @@ func keysFor(t testing.TB, prefix, name string) lockKeys {
 	acq, clm := f.runs("acquire"), f.runs("claim")
 	require.Len(t, acq, 1)
 	require.Len(t, clm, 1)
-	require.Len(t, acq[0].keys, 2)
+	require.Len(t, acq[0].keys, 5)
 	require.Len(t, clm[0].keys, 1)
-	k := lockKeys{lock: acq[0].keys[0], fence: acq[0].keys[1], claim: clm[0].keys[0]}
+	k := lockKeys{lock: acq[0].keys[0], fence: acq[0].keys[1], claim: clm[0].keys[0], acquire: acq[0].keys}
 	require.Equal(t, c.Key(name), k.lock, "Client.Key must be the key the lock uses")
 	return k
 }

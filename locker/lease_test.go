@@ -40,10 +40,12 @@ func TestLeaseBasics(t *testing.T) {
 
 	acq := f.runs("acquire")
 	require.Len(t, acq, 1)
-	assert.Equal(t, []string{c.Key("orders"), c.Key("orders") + ":fence"}, acq[0].keys)
+	base := c.Key("orders")
+	assert.Equal(t, []string{base, base + ":fence", base + ":q", base + ":qx", base + ":wake"}, acq[0].keys)
 	assert.Equal(t, l1.Token(), acq[0].args[0], "ARGV[1] is the lease token")
 	assert.Equal(t, acq[0].args[0], acq[0].args[1], "a single hold uses the token as hold id")
 	assert.Equal(t, "1500", acq[0].args[2], "ARGV[3] is the TTL in ms")
+	assert.Equal(t, "0", acq[0].args[3], "ARGV[4]: TryLock does not queue")
 
 	// Held: a second TryLock is refused and returns no lease.
 	l2, err := m.TryLock(ctx)
@@ -55,19 +57,19 @@ func TestLeaseBasics(t *testing.T) {
 	assert.Equal(t, 1500*time.Millisecond, d, "TTL reports the script's pttl")
 	pt := f.runs("pttl")
 	require.Len(t, pt, 1)
-	assert.Equal(t, []string{c.Key("orders")}, pt[0].keys)
+	assert.Equal(t, []string{base, base + ":wake"}, pt[0].keys)
 	assert.Equal(t, []string{l1.Token(), l1.Token()}, pt[0].args)
 
 	require.NoError(t, l1.Extend(ctx, 3*time.Second))
 	ex := f.runs("extend")
 	require.Len(t, ex, 1)
-	assert.Equal(t, []string{c.Key("orders")}, ex[0].keys)
+	assert.Equal(t, []string{base, base + ":wake"}, ex[0].keys)
 	assert.Equal(t, []string{l1.Token(), l1.Token(), "3000"}, ex[0].args)
 
 	require.NoError(t, l1.Unlock(ctx))
 	rel := f.runs("release")
 	require.Len(t, rel, 1)
-	assert.Equal(t, []string{c.Key("orders")}, rel[0].keys)
+	assert.Equal(t, []string{base, base + ":wake"}, rel[0].keys)
 	assert.Equal(t, []string{l1.Token(), l1.Token()}, rel[0].args)
 	assert.Empty(t, f.emu.owner(c.Key("orders")))
 
@@ -212,7 +214,7 @@ func TestOwnerOptions(t *testing.T) {
 	assert.Equal(t, "svc-1", l1.Token())
 	assert.Equal(t, l1.Fence(), l2.Fence())
 	for _, a := range f.runs("acquire") {
-		assert.Equal(t, []string{"svc-1", "svc-1", "1000"}, a.args)
+		assert.Equal(t, []string{"svc-1", "svc-1", "1000", "0"}, a.args)
 	}
 
 	// Reentrant: one owner, a fresh random hold id per hold, shared fence;
@@ -331,7 +333,7 @@ func TestLockRetriesUntilReleased(t *testing.T) {
 	for _, a := range f.runs("acquire") {
 		tokens[a.args[0]] = true
 	}
-	assert.Len(t, tokens, 6, "each attempt without Owner uses a fresh token")
+	assert.Len(t, tokens, 1, "every attempt of one Lock call uses the same token (its FIFO queue identity)")
 }
 
 func TestClaim(t *testing.T) {

@@ -18,7 +18,10 @@ type Mutex struct {
 	owner     string
 	reentrant bool
 	refresh   bool
-	keys      []string
+	fifo      bool
+	queueMS   int64    // a queued waiter's entry lifetime
+	keys      []string // lock, fence, queue, queue expiries, wake channel
+	leaseKeys []string // lock, wake channel
 }
 
 // NewMutex returns the mutex called name whose leases last ttl unless
@@ -48,13 +51,19 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 		return nil, fmt.Errorf("%w: Owner longer than MaxNameLen (%d)", ErrInvalidOption, MaxNameLen)
 	}
 	k := c.Key(name)
-	return &Mutex{c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant, refresh: o.AutoRefresh, keys: []string{k, k + ":fence"}}, nil
+	return &Mutex{
+		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant,
+		refresh: o.AutoRefresh, fifo: o.FIFO, queueMS: queueTTL(ms),
+		keys:      []string{k, k + ":fence", k + ":q", k + ":qx", k + ":wake"},
+		leaseKeys: []string{k, k + ":wake"},
+	}, nil
 }
 
 // Name returns the lock's name.
 func (m *Mutex) Name() string { return m.name }
 
-// TryLock makes one attempt to acquire the lock and does not wait. It
+// TryLock makes one attempt to acquire the lock and does not wait (nor
+// queue, in FIFO mode: while FIFO waiters are queued it is refused). It
 // blocks for one round trip. It returns the lease, or ErrNotObtained when
 // another owner holds the lock, or ErrClosed, ErrNilContext or the
 // Scripter's error; on any error nothing is held.
@@ -62,57 +71,86 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx); err != nil {
 		return nil, err
 	}
-	l, _, err := m.try(ctx)
+	owner, hold := m.identity()
+	l, _, err := m.attempt(ctx, owner, hold, 0)
 	return l, err
 }
 
 // Lock acquires the lock, waiting while another owner holds it. It blocks
 // until the lock is acquired or ctx is done; there is no give-up after a
-// number of attempts. Between attempts it pauses with jittered exponential
-// backoff (Options.MinRetryDelay to MaxRetryDelay), never longer than the
-// holder's remaining TTL. When ctx ends first it returns ErrNotObtained
-// joined with ctx.Err(), so errors.Is works for both. A Scripter error
+// number of attempts. A waiter retries when the holder's release is
+// published (if the Scripter implements Subscriber) and otherwise after a
+// pause never longer than the holder's remaining TTL: jittered exponential
+// backoff from Options.MinRetryDelay to MaxRetryDelay when polling. In FIFO
+// mode it joins the lock's queue and is granted the lock in arrival order.
+// When ctx ends first it returns ErrNotObtained joined with ctx.Err(), so
+// errors.Is works for both, and leaves the queue at once. A Scripter error
 // (other than one caused by ctx) is returned at once. On any error nothing
 // is held.
 func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx); err != nil {
 		return nil, err
 	}
-	return m.c.wait(ctx, m.name, m.try)
+	owner, hold := m.identity()
+	var qttl int64
+	if m.fifo {
+		qttl = m.queueMS
+	}
+	l, err := m.c.wait(ctx, m.name, func(ctx context.Context) (*Lease, time.Duration, error) {
+		l, pttl, err := m.attempt(ctx, owner, hold, qttl)
+		if m.fifo && err != nil {
+			// Refresh the queue entry well before it expires.
+			refresh := time.Duration(qttl) * time.Millisecond / 3
+			if pttl <= 0 || pttl > refresh {
+				pttl = refresh
+			}
+		}
+		return l, pttl, err
+	})
+	if err != nil && m.fifo {
+		m.cleanup(ctx, scriptDequeue, []string{m.keys[0], m.keys[2], m.keys[3], m.keys[4]}, []string{hold})
+	}
+	return l, err
 }
 
 func notObtained(name string, cerr error) error {
 	return fmt.Errorf("%w: %q: %w", ErrNotObtained, name, cerr)
 }
 
-// try runs the acquire script once. When the lock is held by another owner
-// it returns ErrNotObtained and the holder's remaining TTL.
-func (m *Mutex) try(ctx context.Context) (*Lease, time.Duration, error) {
-	owner, hold := m.owner, ""
+// identity returns the owner token and hold id for one acquisition: random
+// (the same for every attempt of one Lock call), or the caller's Owner.
+func (m *Mutex) identity() (owner, hold string) {
 	switch {
-	case owner == "":
-		owner = newToken()
-		hold = owner
+	case m.owner == "":
+		t := newToken()
+		return t, t
 	case m.reentrant:
-		hold = newToken()
+		return m.owner, newToken()
 	default:
-		hold = owner
+		return m.owner, m.owner
 	}
+}
+
+// attempt runs the acquire script once; qttl > 0 queues the caller (FIFO)
+// when it is not granted. When the lock is held by another owner it returns
+// ErrNotObtained and the holder's remaining TTL (0 when the lock is free
+// but queued waiters go first).
+func (m *Mutex) attempt(ctx context.Context, owner, hold string, qttl int64) (*Lease, time.Duration, error) {
 	start := time.Now()
-	r, err := m.c.run(ctx, scriptAcquire, m.keys, []string{owner, hold, strconv.FormatInt(m.ttlMS, 10)})
-	if err != nil {
-		if m.owner == "" || m.reentrant {
-			m.abandon(ctx, owner, hold)
-		}
-		return nil, 0, err
+	r, err := m.c.run(ctx, scriptAcquire, m.keys, []string{owner, hold, strconv.FormatInt(m.ttlMS, 10), strconv.FormatInt(qttl, 10)})
+	var v []int64
+	if err == nil {
+		v, err = replyInts(scriptAcquire, r, 2)
 	}
-	v, err := replyInts(scriptAcquire, r, 2)
 	if err == nil && v[0] != 0 && v[0] != 1 {
 		err = fmt.Errorf("%w: acquire status %d", ErrUnexpectedReply, v[0])
 	}
 	if err != nil {
+		// The script may have run before the call failed: drop that hold,
+		// unless it belongs to a caller-chosen single-hold owner, whose
+		// earlier grant it would end.
 		if m.owner == "" || m.reentrant {
-			m.abandon(ctx, owner, hold)
+			m.cleanup(ctx, scriptRelease, m.leaseKeys, []string{owner, hold})
 		}
 		return nil, 0, err
 	}
@@ -120,7 +158,7 @@ func (m *Mutex) try(ctx context.Context) (*Lease, time.Duration, error) {
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, m.name)
 	}
 	l := &Lease{
-		c: m.c, ops: mutexOps, name: m.name, keys: m.keys[:1],
+		c: m.c, ops: mutexOps, name: m.name, keys: m.leaseKeys,
 		owner: owner, hold: hold, fence: v[1], validUntil: m.c.validity(start, m.ttlMS),
 		ttlMS: m.ttlMS, refresh: m.refresh,
 	}
@@ -128,14 +166,21 @@ func (m *Mutex) try(ctx context.Context) (*Lease, time.Duration, error) {
 	return l, 0, nil
 }
 
-// abandon drops a hold whose acquire call failed without a reply: the
-// script may have run before the connection or ctx failed. It is best
-// effort and bounded, so nothing is left behind until the TTL.
-func (m *Mutex) abandon(ctx context.Context, owner, hold string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+// cleanup runs a clean-up script after a failed or abandoned acquire. It is
+// best effort and bounded by cleanupTimeout, even when ctx is done, so
+// nothing is left behind until a TTL runs out.
+func (m *Mutex) cleanup(ctx context.Context, s *script, keys, args []string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	_, _ = m.c.run(ctx, scriptRelease, m.keys[:1], []string{owner, hold})
+	_, _ = m.c.run(ctx, s, keys, args)
 }
 
-// abandonTimeout bounds the clean-up after a failed acquire call.
-const abandonTimeout = 500 * time.Millisecond
+// cleanupTimeout bounds the clean-up after a failed acquire call.
+const cleanupTimeout = 500 * time.Millisecond
+
+// queueTTL is how long a FIFO waiter's queue entry lives without refresh:
+// the lock's TTL, within [200ms, 5s]. A waiter refreshes it every third of
+// that; a crashed waiter is skipped after it.
+func queueTTL(ttlMS int64) int64 {
+	return min(max(ttlMS, 200), 5000)
+}

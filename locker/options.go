@@ -105,6 +105,16 @@ type MutexOptions struct {
 	// lost at once: Lost is closed and Context cancelled. Default false: a
 	// lease lives for its TTL unless extended.
 	AutoRefresh bool
+
+	// FIFO makes blocking Lock calls queue in the lock's hash slot and be
+	// granted in arrival order. A queued waiter's entry expires, in server
+	// time, after the lock's TTL clamped to [200ms, 5s] and is refreshed
+	// every third of that while it waits; a waiter whose ctx ends leaves
+	// the queue at once, one that crashed is skipped once its entry
+	// expires. While waiters are queued, TryLock and non-FIFO Lock calls on
+	// the same name are refused, so all users of a name should agree on
+	// this option. Default false: waiters race for the lock.
+	FIFO bool
 }
 
 // validName checks a lock name or claim key.

@@ -34,6 +34,7 @@ var (
 	scriptExtend  = mustScript("extend")
 	scriptPTTL    = mustScript("pttl")
 	scriptClaim   = mustScript("claim")
+	scriptDequeue = mustScript("dequeue")
 )
 
 // run executes s with EVALSHA. When the server lacks the script (the first

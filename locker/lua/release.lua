@@ -1,6 +1,8 @@
--- release.lua: drop one hold of the owner; free the lock after the last one.
+-- release.lua: drop one hold of the owner; free the lock after the last one
+-- and wake the waiters.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}
+-- KEYS[2]  wake channel    <prefix>{<name>}:wake
 -- ARGV[1]  owner token
 -- ARGV[2]  hold id
 --
@@ -18,5 +20,6 @@ end
 redis.call('HDEL', KEYS[1], 'h:' .. ARGV[2])
 if redis.call('HLEN', KEYS[1]) <= 2 then
   redis.call('DEL', KEYS[1])
+  redis.call('SPUBLISH', KEYS[2], '')
 end
 return 1
