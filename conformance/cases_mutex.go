@@ -427,34 +427,3 @@ func (e *env) scriptCommandStats(key string) map[string]int64 {
 	require.NotEmpty(e.t, stats, "call: INFO commandstats: no cmdstat_ lines in %q", info)
 	return stats
 }
-
-// countingScripter counts the calls passed to the driver's Scripter.
-type countingScripter struct {
-	locker.Scripter
-	evalsha, eval, load atomic.Int64
-}
-
-func (c *countingScripter) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
-	c.evalsha.Add(1)
-	return c.Scripter.EvalSha(ctx, sha, keys, args)
-}
-
-func (c *countingScripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
-	c.eval.Add(1)
-	return c.Scripter.Eval(ctx, src, keys, args)
-}
-
-func (c *countingScripter) ScriptLoad(ctx context.Context, src string) (string, error) {
-	c.load.Add(1)
-	return c.Scripter.ScriptLoad(ctx, src)
-}
-
-func (c *countingScripter) reset() {
-	c.evalsha.Store(0)
-	c.eval.Store(0)
-	c.load.Store(0)
-}
-
-func (c *countingScripter) counts() (evalsha, eval, load int64) {
-	return c.evalsha.Load(), c.eval.Load(), c.load.Load()
-}

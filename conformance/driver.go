@@ -63,6 +63,9 @@ func allCases() []testCase {
 	var cs []testCase
 	cs = append(cs, scripterCases...)
 	cs = append(cs, mutexCases...)
+	cs = append(cs, waitCases...)
+	cs = append(cs, fifoCases...)
+	cs = append(cs, refreshCases...)
 	cs = append(cs, faultCases...)
 	cs = append(cs, badInputCases...)
 	cs = append(cs, claimCases...)

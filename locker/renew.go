@@ -60,11 +60,19 @@ func (r *renewer) add(l *Lease) bool {
 	return true
 }
 
-// remove stops renewing l. It does not block.
+// remove stops renewing l. It does not block; when l was the last lease
+// the loop goroutine exits promptly.
 func (r *renewer) remove(l *Lease) {
 	r.mu.Lock()
 	delete(r.leases, l)
+	empty := len(r.leases) == 0
 	r.mu.Unlock()
+	if empty {
+		select {
+		case r.kick <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // close stops the loop and waits for renewal calls in flight to end.

@@ -1,0 +1,198 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// refreshCases check auto-refresh, the lost-lock signal and Do.
+var refreshCases = []testCase{
+	{
+		name:  "Refresh/KeepsHeld",
+		rule:  "Auto-refresh keeps a lock held for five times its TTL; no other owner gets it and Lost does not fire.",
+		check: checkRefreshKeepsHeld,
+	},
+	{
+		name:  "Refresh/LostOnDelete",
+		rule:  "When the key is deleted behind the holder's back, the auto-refreshed lease reports Lost with ErrExpired and cancels its Context.",
+		check: checkLostOnDelete,
+	},
+	{
+		name:  "Refresh/LostOnTakeover",
+		rule:  "When another owner takes the lock, the auto-refreshed lease reports Lost with ErrHeldByOther.",
+		check: checkLostOnTakeover,
+	},
+	{
+		name:  "Refresh/LostByDeadline",
+		rule:  "When Redis is paused past the validity deadline, the auto-refreshed lease reports Lost at its deadline, not earlier and not after the pause.",
+		check: checkLostByDeadline,
+	},
+	{
+		name:  "Do/ReturnsFnError",
+		rule:  "Do runs fn under the lock, returns fn's error unmasked by the release, and leaves the lock free.",
+		check: checkDoReturnsFnError,
+	},
+	{
+		name:  "Do/CancelOnLoss",
+		rule:  "Do cancels fn's context when the lease is lost, with the loss as its cause.",
+		check: checkDoCancelOnLoss,
+	},
+	{
+		name:  "Leak/NoGoroutinesLeft",
+		rule:  "No goroutine of the Client is left after Unlock, after a waiter's ctx is cancelled, and after Client.Close with auto-refreshed leases held.",
+		check: checkNoLeaks,
+	},
+}
+
+const refreshTTL = 300 * time.Millisecond
+
+var autoRefresh = &locker.MutexOptions{AutoRefresh: true}
+
+func checkRefreshKeepsHeld(t *testing.T, e *env) {
+	c := e.client(nil)
+	l, err := e.mutex(c, "refresh", refreshTTL, autoRefresh).TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock with AutoRefresh")
+	other := e.mutex(e.client(nil), "refresh", refreshTTL, nil)
+	end := time.Now().Add(5 * refreshTTL)
+	for time.Now().Before(end) {
+		_, err := other.TryLock(e.ctx)
+		require.ErrorIs(t, err, locker.ErrNotObtained, "call: other TryLock %v before the 5xTTL mark", time.Until(end))
+		select {
+		case <-l.Lost():
+			t.Fatalf("call: Lost() fired while auto-refreshed: %v", l.Err())
+		case <-time.After(refreshTTL / 5):
+		}
+	}
+	assert.True(t, l.Valid(), "call: Valid() after 5xTTL")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+	assert.ErrorIs(t, context.Cause(l.Context()), context.Canceled, "call: Context() after Unlock")
+	assert.NoError(t, l.Err(), "call: Err() after Unlock: a released lease was not lost")
+}
+
+// awaitLost waits for l's Lost channel and returns when it fired.
+func awaitLost(t *testing.T, l *locker.Lease, what string) time.Time {
+	t.Helper()
+	select {
+	case <-l.Lost():
+		return time.Now()
+	case <-time.After(10 * time.Second):
+		t.Fatalf("call: Lost() after %s: not fired within 10s", what)
+	}
+	return time.Time{}
+}
+
+func checkLostOnDelete(t *testing.T, e *env) {
+	c := e.client(nil)
+	l, err := e.mutex(c, "lost-del", refreshTTL, autoRefresh).TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock with AutoRefresh")
+	key := c.Key("lost-del")
+	_, err = e.d.admin.Do(e.ctx, key, "DEL", key)
+	require.NoError(t, err, "call: admin DEL %s", key)
+	awaitLost(t, l, "DEL of the key")
+	assert.ErrorIs(t, l.Err(), locker.ErrExpired, "call: Err() after the key was deleted")
+	assert.ErrorIs(t, context.Cause(l.Context()), locker.ErrExpired, "call: context.Cause(Context()) after the key was deleted")
+	assert.ErrorIs(t, l.Unlock(e.ctx), locker.ErrExpired, "call: Unlock of the lost lease")
+}
+
+func checkLostOnTakeover(t *testing.T, e *env) {
+	c := e.client(nil)
+	l, err := e.mutex(c, "lost-take", refreshTTL, autoRefresh).TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock with AutoRefresh")
+	key := c.Key("lost-take")
+	_, err = e.d.admin.Do(e.ctx, key, "HSET", key, "owner", "intruder")
+	require.NoError(t, err, "call: admin HSET %s owner intruder", key)
+	awaitLost(t, l, "another owner took the lock")
+	assert.ErrorIs(t, l.Err(), locker.ErrHeldByOther, "call: Err() after a takeover")
+	assert.ErrorIs(t, l.Unlock(e.ctx), locker.ErrHeldByOther, "call: Unlock after a takeover")
+}
+
+func checkLostByDeadline(t *testing.T, e *env) {
+	c := e.client(nil)
+	l, err := e.mutex(c, "lost-pause", refreshTTL, autoRefresh).TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock with AutoRefresh")
+	key := c.Key("lost-pause")
+	pause := 6 * refreshTTL
+	_, err = e.d.admin.Do(e.ctx, key, "CLIENT", "PAUSE", durationMS(pause), "WRITE")
+	require.NoError(t, err, "call: admin CLIENT PAUSE %v WRITE", pause)
+	paused := time.Now()
+	defer func() {
+		_, err := e.d.admin.Do(e.ctx, key, "CLIENT", "UNPAUSE")
+		assert.NoError(t, err, "call: admin CLIENT UNPAUSE")
+	}()
+	lost := awaitLost(t, l, "CLIENT PAUSE")
+	deadline := l.ValidUntil()
+	assert.False(t, lost.Before(deadline), "call: Lost() fired at %v, before the validity deadline %v", lost, deadline)
+	assert.Less(t, lost.Sub(paused), pause, "call: Lost() must fire by the deadline, within the pause, not after it")
+	assert.ErrorIs(t, l.Err(), locker.ErrExpired, "call: Err() after the deadline passed")
+}
+
+func durationMS(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+var errFn = errors.New("conformance: fn failed")
+
+func checkDoReturnsFnError(t *testing.T, e *env) {
+	c := e.client(nil)
+	m := e.mutex(c, "do", 10*time.Second, nil)
+	ran := false
+	err := m.Do(e.ctx, func(ctx context.Context) error {
+		ran = true
+		_, err := m.TryLock(ctx)
+		assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock inside Do")
+		return errFn
+	})
+	assert.True(t, ran, "call: Do ran fn")
+	assert.ErrorIs(t, err, errFn, "call: Do's error")
+	l, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock after Do: the lock must be free")
+	require.NoError(t, l.Unlock(e.ctx))
+}
+
+func checkDoCancelOnLoss(t *testing.T, e *env) {
+	c := e.client(nil)
+	m := e.mutex(c, "do-loss", refreshTTL, autoRefresh)
+	key := c.Key("do-loss")
+	err := m.Do(e.ctx, func(ctx context.Context) error {
+		_, err := e.d.admin.Do(e.ctx, key, "DEL", key)
+		require.NoError(t, err, "call: admin DEL inside fn")
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(10 * time.Second):
+			return errors.New("fn's context was not cancelled within 10s of the loss")
+		}
+	})
+	assert.ErrorIs(t, err, locker.ErrExpired, "call: Do's error: fn returned its context's cause")
+}
+
+func checkNoLeaks(t *testing.T, e *env) {
+	opts := []goleak.Option{goleak.IgnoreCurrent()}
+	c := e.client(nil)
+
+	// Unlock of an auto-refreshed lease after a waiter came and went.
+	l, err := e.mutex(c, "leak", refreshTTL, autoRefresh).TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock")
+	wctx, cancel := context.WithTimeout(e.ctx, 100*time.Millisecond)
+	_, err = e.mutex(c, "leak", refreshTTL, nil).Lock(wctx)
+	cancel()
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: waiter Lock until its ctx ends")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+	goleak.VerifyNone(t, opts...)
+
+	// Close with auto-refreshed leases still held.
+	c2 := e.client(nil)
+	for _, name := range []string{"leak-a", "leak-b"} {
+		_, err := e.mutex(c2, name, refreshTTL, autoRefresh).TryLock(e.ctx)
+		require.NoError(t, err, "call: TryLock %s", name)
+	}
+	require.NoError(t, c2.Close(), "call: Close")
+	goleak.VerifyNone(t, opts...)
+}

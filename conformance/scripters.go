@@ -1,0 +1,71 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// countingScripter counts the calls passed to the driver's Scripter and
+// forwards Subscribe when the driver implements locker.Subscriber. With
+// failing set, every call fails as if the process had lost Redis (a crash
+// as far as the lock is concerned).
+type countingScripter struct {
+	locker.Scripter
+	evalsha, eval, load atomic.Int64
+	failing             atomic.Bool
+}
+
+// errCrashed is what a failing countingScripter returns.
+var errCrashed = errors.New("conformance: simulated crash: no Redis calls")
+
+func (c *countingScripter) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
+	if c.failing.Load() {
+		return nil, errCrashed
+	}
+	c.evalsha.Add(1)
+	return c.Scripter.EvalSha(ctx, sha, keys, args)
+}
+
+func (c *countingScripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
+	if c.failing.Load() {
+		return nil, errCrashed
+	}
+	c.eval.Add(1)
+	return c.Scripter.Eval(ctx, src, keys, args)
+}
+
+func (c *countingScripter) ScriptLoad(ctx context.Context, src string) (string, error) {
+	if c.failing.Load() {
+		return "", errCrashed
+	}
+	c.load.Add(1)
+	return c.Scripter.ScriptLoad(ctx, src)
+}
+
+// Subscribe forwards to the driver's Subscriber; without one it fails, and
+// the core falls back to polling.
+func (c *countingScripter) Subscribe(ctx context.Context, channel string, onMessage func()) (func(), error) {
+	s, ok := c.Scripter.(locker.Subscriber)
+	if !ok {
+		return nil, errors.New("conformance: driver does not implement locker.Subscriber")
+	}
+	return s.Subscribe(ctx, channel, onMessage)
+}
+
+func (c *countingScripter) reset() {
+	c.evalsha.Store(0)
+	c.eval.Store(0)
+	c.load.Store(0)
+}
+
+func (c *countingScripter) counts() (evalsha, eval, load int64) {
+	return c.evalsha.Load(), c.eval.Load(), c.load.Load()
+}
+
+// calls is the number of script calls made so far.
+func (c *countingScripter) calls() int64 {
+	return c.evalsha.Load() + c.eval.Load()
+}
