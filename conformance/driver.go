@@ -67,6 +67,7 @@ func allCases() []testCase {
 	cs = append(cs, fifoCases...)
 	cs = append(cs, refreshCases...)
 	cs = append(cs, faultCases...)
+	cs = append(cs, chaosCases...)
 	cs = append(cs, badInputCases...)
 	cs = append(cs, claimCases...)
 	return cs

@@ -39,6 +39,11 @@ type admin interface {
 	Keys(ctx context.Context, pattern string) ([]string, error)
 	// Do runs a command on the node that owns key.
 	Do(ctx context.Context, key string, args ...string) (any, error)
+	// ClientKill closes every client connection of type typ on every node.
+	ClientKill(ctx context.Context, typ string) error
+	// Restart restarts the node that owns key without persistence: its
+	// keys and scripts are lost.
+	Restart(ctx context.Context, key string) error
 }
 
 type standaloneAdmin struct{ s *redisserver.Server }
@@ -51,7 +56,23 @@ func (a standaloneAdmin) Do(ctx context.Context, _ string, args ...string) (any,
 	return a.s.Do(ctx, args...)
 }
 
+func (a standaloneAdmin) ClientKill(ctx context.Context, typ string) error {
+	return a.s.ClientKill(ctx, typ)
+}
+func (a standaloneAdmin) Restart(ctx context.Context, _ string) error { return a.s.Restart(ctx) }
+
 type clusterAdmin struct{ c *redisserver.Cluster }
+
+func (a clusterAdmin) ClientKill(ctx context.Context, typ string) error {
+	return a.c.ClientKill(ctx, typ)
+}
+func (a clusterAdmin) Restart(ctx context.Context, key string) error {
+	n, err := a.c.NodeFor(ctx, key)
+	if err != nil {
+		return err
+	}
+	return n.Restart(ctx)
+}
 
 func (a clusterAdmin) ScriptFlush(ctx context.Context) error { return a.c.ScriptFlush(ctx) }
 func (a clusterAdmin) Keys(ctx context.Context, p string) ([]string, error) {

@@ -84,9 +84,11 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // backoff from Options.MinRetryDelay to MaxRetryDelay when polling. In FIFO
 // mode it joins the lock's queue and is granted the lock in arrival order.
 // When ctx ends first it returns ErrNotObtained joined with ctx.Err(), so
-// errors.Is works for both, and leaves the queue at once. A Scripter error
-// (other than one caused by ctx) is returned at once. On any error nothing
-// is held.
+// errors.Is works for both (and with the last connection error, if the
+// attempts were failing), and leaves the queue at once. A connection
+// failure (a network error, EOF, a reset or refused connection) is retried
+// with backoff like a refusal; any other Scripter error, such as a server
+// error reply, is returned at once. On any error nothing is held.
 func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx); err != nil {
 		return nil, err

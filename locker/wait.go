@@ -3,7 +3,10 @@ package locker
 import (
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
+	"net"
+	"syscall"
 	"time"
 )
 
@@ -24,16 +27,18 @@ const wakeSlack = time.Millisecond
 // polls with jittered exponential backoff from minDly to maxDly, never
 // longer than the holder's remaining TTL. It returns ErrNotObtained joined
 // with ctx.Err() when ctx ends first, and any error of try other than
-// ErrNotObtained at once.
+// ErrNotObtained at once, unless it is transient (a broken or refused
+// connection), which it retries with backoff like a refusal.
 func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, error) {
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, notObtained(name, cerr)
 	}
 	delay := c.minDly
 	var (
-		timer  *time.Timer
-		wake   <-chan struct{}
-		joined bool
+		timer   *time.Timer
+		wake    <-chan struct{}
+		joined  bool
+		lastErr error // the last transient error, reported if ctx ends
 	)
 	defer func() {
 		if timer != nil {
@@ -46,12 +51,19 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 			return l, nil
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, notObtained(name, cerr)
+			return nil, notObtained(name, errors.Join(cerr, lastErr))
 		}
-		if !errors.Is(err, ErrNotObtained) {
-			return nil, err
+		broken := !errors.Is(err, ErrNotObtained)
+		if broken {
+			if !transient(err) {
+				return nil, err
+			}
+			lastErr = err // the connection failed: back off and try again
+			pttl = 0
+		} else {
+			lastErr = nil
 		}
-		if !joined {
+		if !joined && !broken {
 			joined = true
 			var leave func()
 			wake, leave = c.joinWake(ctx, c.Key(name)+":wake")
@@ -61,7 +73,7 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 			}
 		}
 		var pause time.Duration
-		if wake != nil {
+		if wake != nil && !broken {
 			pause = c.maxDly
 			if pttl > 0 {
 				pause = pttl + wakeSlack
@@ -80,9 +92,18 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 		}
 		select {
 		case <-ctx.Done():
-			return nil, notObtained(name, ctx.Err())
+			return nil, notObtained(name, errors.Join(ctx.Err(), lastErr))
 		case <-wake:
 		case <-timer.C:
 		}
 	}
+}
+
+// transient reports whether err is a connection failure that a retry on a
+// fresh connection may cure: a network error, EOF, a reset, refused or
+// broken connection. Server error replies (NOPERM, WRONGTYPE, ...) are not.
+func transient(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
 }

@@ -13,7 +13,8 @@
 -- ARGV[4]  queue ttl in milliseconds: when not granted, join the queue (or
 --          refresh this hold's place in it) for that long; 0: do not queue
 --
--- Reply: {1, fence} when granted: a new grant takes the next fence; the same
+-- Reply: {1, fence} when granted: a new grant takes the next fence (the
+--        larger of the last fence + 1 and the server time in microseconds); the same
 --        owner (a re-sent call, a hand-over or a reentrant hold) gets the
 --        current fence and the key lives at least ttl from now.
 --        {0, pttl} when not granted: pttl is the holder's remaining time to
@@ -73,7 +74,13 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
 end
 
 if not owner and (not head or head == hold) then
-  local fence = redis.call('INCR', KEYS[2])
+  -- The next fence: above the last one, and at least the server's clock in
+  -- microseconds, so fences keep increasing even when the counter is lost
+  -- with a restart (as long as the server clock does not go back).
+  local t = redis.call('TIME')
+  local fence = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1,
+    tonumber(t[1]) * 1000000 + tonumber(t[2]))
+  redis.call('SET', KEYS[2], string.format('%d', fence))
   redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence, 'h:' .. hold, 1)
   redis.call('PEXPIRE', KEYS[1], ttl)
   if head then

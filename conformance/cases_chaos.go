@@ -1,0 +1,171 @@
+package conformance
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// chaosCases inject faults while 8 goroutines take locks in a loop; every
+// one ends by running the history checker.
+var chaosCases = []testCase{
+	{
+		name:  "Chaos/ScriptFlush",
+		rule:  "With SCRIPT FLUSH on every node every 100 ms, every lock and unlock still succeeds and the history shows no overlap and no fence inversion.",
+		check: checkChaosScriptFlush,
+	},
+	{
+		name:  "Chaos/ClientKill",
+		rule:  "With CLIENT KILL TYPE normal on every node every 200 ms, operations succeed or fail cleanly and the history shows no overlap and no fence inversion.",
+		check: checkChaosClientKill,
+	},
+	{
+		name:  "Chaos/PausePastTTL",
+		rule:  "With CLIENT PAUSE longer than the TTL while auto-refreshed locks are held, every holder reports Lost by its validity deadline, and the history shows no overlap.",
+		check: checkChaosPause,
+	},
+	{
+		name:  "Chaos/Restart",
+		rule:  "When Redis restarts without persistence while auto-refreshed locks are held, every lease reports Lost by its validity deadline, and new holders get larger fences although the fence counter was lost.",
+		check: checkChaosRestart,
+	},
+}
+
+const chaosRun = 2 * time.Second
+
+func checkChaosScriptFlush(t *testing.T, e *env) {
+	w := newWorkload(e, time.Second, nil)
+	w.run(8, chaosRun, func(ctx context.Context) {
+		every(ctx, 100*time.Millisecond, func() {
+			assert.NoError(t, e.d.admin.ScriptFlush(e.ctx), "call: admin SCRIPT FLUSH")
+		})
+	})
+	w.summary(t)
+	assert.Zero(t, w.bad.Load(), "call: failed operations under SCRIPT FLUSH (first: %v)", w.errs)
+}
+
+func checkChaosClientKill(t *testing.T, e *env) {
+	w := newWorkload(e, time.Second, nil)
+	w.run(8, chaosRun, func(ctx context.Context) {
+		every(ctx, 200*time.Millisecond, func() {
+			assert.NoError(t, e.d.admin.ClientKill(e.ctx, "normal"), "call: admin CLIENT KILL TYPE normal")
+		})
+	})
+	w.summary(t)
+}
+
+// holdAutoRefreshed takes n auto-refreshed leases on distinct names.
+func holdAutoRefreshed(t *testing.T, e *env, c *locker.Client, n int, ttl time.Duration) []*locker.Lease {
+	t.Helper()
+	var ls []*locker.Lease
+	for i := range n {
+		m := e.mutex(c, "held-"+strconv.Itoa(i), ttl, autoRefresh)
+		l, err := m.TryLock(e.ctx)
+		for try := 0; err != nil && try < 3; try++ {
+			// A connection killed by an earlier case may fail one call:
+			// drivers do not retry.
+			time.Sleep(50 * time.Millisecond)
+			l, err = m.TryLock(e.ctx)
+		}
+		require.NoError(t, err, "call: TryLock held-%d", i)
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// lostWatch records when each lease's Lost fires, from now on.
+type lostWatch struct {
+	ls []*locker.Lease
+	at []time.Time
+	ok []chan struct{}
+}
+
+func watchLost(ls []*locker.Lease) *lostWatch {
+	w := &lostWatch{ls: ls, at: make([]time.Time, len(ls)), ok: make([]chan struct{}, len(ls))}
+	for i, l := range ls {
+		w.ok[i] = make(chan struct{})
+		go func() {
+			<-l.Lost()
+			w.at[i] = time.Now()
+			close(w.ok[i])
+		}()
+	}
+	return w
+}
+
+// assertByDeadline waits (at most 10s) for every lease's Lost and asserts
+// it fired no later than the lease's validity deadline plus scheduling
+// slack.
+func (w *lostWatch) assertByDeadline(t *testing.T, fault string) {
+	t.Helper()
+	const slack = 100 * time.Millisecond
+	for i, l := range w.ls {
+		select {
+		case <-w.ok[i]:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call: lease %d: Lost() after %s: not fired within 10s", i, fault)
+		}
+		assert.False(t, w.at[i].After(l.ValidUntil().Add(slack)), "call: lease %d: Lost() after %s at %v, after its validity deadline %v",
+			i, fault, w.at[i].Format("15:04:05.000"), l.ValidUntil().Format("15:04:05.000"))
+	}
+}
+
+func checkChaosPause(t *testing.T, e *env) {
+	const ttl = 500 * time.Millisecond
+	c := e.client(nil)
+	held := holdAutoRefreshed(t, e, c, 4, ttl)
+	lost := watchLost(held)
+	w := newWorkload(e, ttl, nil)
+	w.run(8, chaosRun, func(ctx context.Context) {
+		time.Sleep(200 * time.Millisecond)
+		names := w.names
+		for _, l := range held {
+			names = append(names, l.Name())
+		}
+		for _, name := range names {
+			_, err := e.d.admin.Do(e.ctx, c.Key(name), "CLIENT", "PAUSE", strconv.Itoa(int(3*ttl/time.Millisecond)), "WRITE")
+			assert.NoError(t, err, "call: admin CLIENT PAUSE 1500 WRITE on %s's node", name)
+		}
+	})
+	lost.assertByDeadline(t, "CLIENT PAUSE past the TTL")
+	for _, l := range held {
+		w.h.add(l, "mutex", 0) // the held leases take part in the exclusion check
+	}
+	w.summary(t)
+}
+
+func checkChaosRestart(t *testing.T, e *env) {
+	const ttl = time.Second
+	c := e.client(nil)
+	held := holdAutoRefreshed(t, e, c, 4, ttl)
+	before := map[string]int64{}
+	for _, l := range held {
+		before[l.Name()] = l.Fence()
+	}
+	lost := watchLost(held)
+	for _, l := range held {
+		require.NoError(t, e.d.admin.Restart(e.ctx, c.Key(l.Name())), "call: admin restart of %s's node without persistence", l.Name())
+	}
+	lost.assertByDeadline(t, "a restart without persistence")
+	for _, l := range held {
+		assert.ErrorIs(t, l.Err(), locker.ErrExpired, "call: Err() of a lease lost with the restart")
+		n, err := e.mutex(c, l.Name(), ttl, nil).Lock(e.ctx)
+		require.NoError(t, err, "call: Lock %s after the restart", l.Name())
+		assert.Greater(t, n.Fence(), before[l.Name()], "call: fence of the first grant after the restart (the counter key was lost)")
+		require.NoError(t, n.Unlock(e.ctx))
+	}
+	// The restart must have lost the fence counters: that is what makes
+	// the fence check above meaningful.
+	for _, l := range held {
+		k := c.Key(l.Name()) + ":fence"
+		r, err := e.d.admin.Do(e.ctx, k, "GET", k)
+		require.NoError(t, err, "call: admin GET %s", k)
+		assert.NotEqual(t, strconv.FormatInt(before[l.Name()], 10), r, "call: GET %s after the restart: the counter must have been lost and rebuilt", k)
+	}
+}

@@ -1,0 +1,111 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// workload is a chaos run: goroutines taking mutexes in a loop while a
+// fault is injected, every grant recorded in a history.
+type workload struct {
+	e       *env
+	c       *locker.Client
+	names   []string
+	ttl     time.Duration
+	opts    *locker.MutexOptions
+	hold    time.Duration
+	h       history
+	epoch   atomic.Int32
+	ok, bad atomic.Int64 // operations (lock + unlock) that succeeded, failed
+	errMu   sync.Mutex
+	errs    []error // a sample of failures
+}
+
+func newWorkload(e *env, ttl time.Duration, opts *locker.MutexOptions) *workload {
+	return &workload{e: e, c: e.client(nil), names: []string{"chaos-a", "chaos-b"}, ttl: ttl, opts: opts, hold: time.Millisecond}
+}
+
+// run runs goroutines workers for d while fault runs in its own goroutine
+// with a context that ends with the run; it blocks until all have ended.
+func (w *workload) run(workers int, d time.Duration, fault func(ctx context.Context)) {
+	w.e.t.Helper()
+	ctx, cancel := context.WithTimeout(w.e.ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		fault(ctx)
+	}()
+	for i := range workers {
+		m := w.e.mutex(w.c, w.names[i%len(w.names)], w.ttl, w.opts)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				w.once(ctx, m)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// once takes m, holds it briefly and releases it, recording the outcome.
+func (w *workload) once(ctx context.Context, m *locker.Mutex) {
+	lctx, cancel := context.WithTimeout(ctx, 2*w.ttl)
+	defer cancel()
+	l, err := m.Lock(lctx)
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, locker.ErrNotObtained) {
+			w.fail(err)
+		}
+		return
+	}
+	g := w.h.add(l, "mutex", int(w.epoch.Load()))
+	time.Sleep(w.hold)
+	// Unlock with the case's context: the run's may end meanwhile.
+	if err := w.h.unlock(w.e.ctx, g); err != nil && !errors.Is(err, locker.ErrExpired) {
+		w.fail(err)
+		return
+	}
+	w.ok.Add(1)
+}
+
+func (w *workload) fail(err error) {
+	w.bad.Add(1)
+	w.errMu.Lock()
+	if len(w.errs) < 3 {
+		w.errs = append(w.errs, err)
+	}
+	w.errMu.Unlock()
+}
+
+// every runs f every period until ctx ends.
+func every(ctx context.Context, period time.Duration, f func()) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
+
+// summary logs the run's counts and checks its history.
+func (w *workload) summary(t *testing.T) historyReport {
+	t.Helper()
+	t.Logf("chaos run: %d lock+unlock cycles succeeded, %d failed (sample: %v)", w.ok.Load(), w.bad.Load(), w.errs)
+	require.NotZero(t, w.ok.Load(), "call: chaos run: no cycle succeeded at all")
+	return w.h.check(t)
+}
