@@ -20,9 +20,11 @@
 //   - Every acquisition gets a token of 128 random bits from crypto/rand, or
 //     the caller-chosen MutexOptions.Owner.
 //   - Every new grant gets a fence that strictly increases per lock name,
-//     across expiries and holders. Only the loss of the fence counter itself
-//     (a Redis restart without persistence, a failover before replication)
-//     can reset it.
+//     across expiries and holders: the larger of the last fence + 1 and the
+//     server's clock in microseconds, so fences keep increasing even when
+//     the counter key is lost (a restart without persistence, a failover
+//     before replication). Only a server clock that goes back, together
+//     with such a loss, can break the order.
 //   - Unlock, Extend and TTL are owner-checked and tell apart: done,
 //     ErrExpired (nobody holds it) and ErrHeldByOther (someone else does);
 //     the latter two change nothing.
