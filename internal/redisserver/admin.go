@@ -16,6 +16,12 @@ import (
 // is returned as *[RedisError], unwrapped; network errors are wrapped with
 // the address and command, and joined with ctx's error when ctx is done.
 func (s *Server) Do(ctx context.Context, args ...string) (any, error) {
+	return s.doAs(ctx, nil, args)
+}
+
+// doAs is Do on a connection that first sends AUTH auth... when auth is not
+// empty.
+func (s *Server) doAs(ctx context.Context, auth []string, args []string) (any, error) {
 	if len(args) == 0 {
 		return nil, errors.New("redisserver: Do: no command")
 	}
@@ -24,15 +30,26 @@ func (s *Server) Do(ctx context.Context, args ...string) (any, error) {
 		return nil, fmt.Errorf("redisserver: %s: %s: %w", s.Addr, args[0], err)
 	}
 	defer c.Close()
+	if len(auth) > 0 {
+		if _, err := c.do(ctx, append([]string{"AUTH"}, auth...)...); err != nil {
+			return nil, s.cmdErr("AUTH", err)
+		}
+	}
 	v, err := c.do(ctx, args...)
 	if err != nil {
-		var re *RedisError
-		if errors.As(err, &re) {
-			return nil, re
-		}
-		return nil, fmt.Errorf("redisserver: %s: %s: %w", s.Addr, args[0], err)
+		return nil, s.cmdErr(args[0], err)
 	}
 	return v, nil
+}
+
+// cmdErr returns a server error reply unwrapped and wraps any other error
+// with s's address and the command's name.
+func (s *Server) cmdErr(cmd string, err error) error {
+	var re *RedisError
+	if errors.As(err, &re) {
+		return re
+	}
+	return fmt.Errorf("redisserver: %s: %s: %w", s.Addr, cmd, err)
 }
 
 // ScriptFlush removes every cached Lua script (SCRIPT FLUSH), so the next

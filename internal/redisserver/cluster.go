@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -25,17 +24,29 @@ const (
 	clusterReadyTimeout = 20 * time.Second
 )
 
-// Cluster is a Redis Cluster of several masters and no replicas. Its methods
-// are safe for concurrent use.
+// Cluster is a Redis Cluster of several masters, each with one replica or
+// none. Its methods are safe for concurrent use.
 type Cluster struct {
-	// Addrs are the seed addresses (host:port) clients connect to: the
-	// masters of a started cluster, or the addresses in [EnvClusterAddrs].
+	// Addrs are the seed addresses (host:port) clients connect to: every
+	// node of a started cluster (the masters first, then the replicas), or
+	// the addresses in [EnvClusterAddrs].
 	Addrs []string
-	// Nodes are the masters, one Server each, in slot order. Admin commands
-	// on a node see only that node's keys.
+	// Nodes are the masters, one Server each, in the order of the slot
+	// ranges they were given at start. Admin commands on a node see only
+	// that node's keys.
+	//
+	// [Cluster.Failover], and [Cluster.WaitReady] when a replica has taken
+	// over by itself (after [Server.Kill] of its master), swap a master
+	// with its replica here and in Replicas. Read the two fields directly
+	// only while no such call may run; [Cluster.Masters] and
+	// [Cluster.ReplicaOf] are safe at any time.
 	Nodes []*Server
+	// Replicas holds the replica of each master: Replicas[i] replicates
+	// Nodes[i]. It is empty for a cluster without replicas.
+	Replicas []*Server
 
 	external bool
+	mu       sync.Mutex // guards the elements of Nodes and Replicas
 }
 
 // StartCluster starts a Redis Cluster of three masters and no replicas, each
@@ -43,7 +54,8 @@ type Cluster struct {
 // cluster-node-timeout 2000, no persistence and its own temporary directory
 // holding its nodes.conf. It assigns the slots evenly (CLUSTER ADDSLOTSRANGE),
 // joins every pair of nodes (CLUSTER MEET), and registers t.Cleanups that
-// stop every node and then remove its directory.
+// stop every node and then remove its directory. Addrs and Nodes are the
+// three masters.
 //
 // It blocks until every node reports cluster_state:ok and every node's
 // CLUSTER SLOTS covers all 16384 slots with the same owners, so clients that
@@ -62,10 +74,38 @@ type Cluster struct {
 // cluster does not answer or is unhealthy.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
+	return startCluster(t, false)
+}
+
+// StartClusterWithReplicas is [StartCluster] with a replica for every
+// master: six redis-servers, three masters with the slots and three
+// replicas, Replicas[i] made a replica of Nodes[i] with CLUSTER REPLICATE.
+// Addrs lists all six nodes, masters first. Every node keeps its replica
+// ([Cluster.Failover] swaps the two), and a replica may take over whatever
+// the age of its data, so a master killed with [Server.Kill] for longer than
+// the node timeout (2s) is replaced by its replica.
+//
+// Besides what StartCluster waits for, it blocks until every replica is
+// linked to its master (master_link_status:up) and every node's CLUSTER
+// SLOTS lists each master's replica; that, too, takes a little over 2s.
+//
+// When [EnvClusterAddrs] is set it returns a Cluster for that existing
+// cluster, as StartCluster does, with Replicas found in CLUSTER NODES (the
+// first healthy replica of each master); it calls t.Fatalf when a master has
+// no replica. It fails as StartCluster does otherwise.
+func StartClusterWithReplicas(t testing.TB) *Cluster {
+	t.Helper()
+	return startCluster(t, true)
+}
+
+// startCluster is StartCluster, with one replica per master when replicas
+// is set.
+func startCluster(t testing.TB, replicas bool) *Cluster {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), clusterReadyTimeout)
 	defer cancel()
 	if env := os.Getenv(EnvClusterAddrs); env != "" {
-		c, err := externalCluster(ctx, env)
+		c, err := externalCluster(ctx, env, replicas)
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
@@ -73,29 +113,38 @@ func StartCluster(t testing.TB) *Cluster {
 	}
 
 	c := &Cluster{Nodes: make([]*Server, clusterMasters)}
-	for i := range c.Nodes {
-		s, err := newServer(EnvClusterAddrs)
-		if err != nil {
-			t.Fatalf("%v", err)
-		}
-		t.Cleanup(s.cleanup)
-		s.ready = c.WaitReady
-		c.Nodes[i] = s
+	if replicas {
+		c.Replicas = make([]*Server, clusterMasters)
 	}
-	errs := make([]error, len(c.Nodes))
+	for _, group := range [][]*Server{c.Nodes, c.Replicas} {
+		for i := range group {
+			s, err := newServer(EnvClusterAddrs)
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			t.Cleanup(s.cleanup)
+			s.ready = c.WaitReady
+			group[i] = s
+		}
+	}
+	all := c.servers()
+	errs := make([]error, len(all))
 	var wg sync.WaitGroup
-	for i, s := range c.Nodes {
+	for i, s := range all {
 		wg.Go(func() { errs[i] = s.start(ctx, true) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Fatalf("redisserver: start cluster node: %v", err)
 	}
-	for _, s := range c.Nodes {
+	for _, s := range all {
 		c.Addrs = append(c.Addrs, s.Addr)
 	}
 	if err := c.join(ctx); err != nil {
 		t.Fatalf("redisserver: join cluster: %v%s", err, c.logTails())
+	}
+	if err := c.replicate(ctx); err != nil {
+		t.Fatalf("redisserver: attach replicas: %v%s", err, c.logTails())
 	}
 	if err := c.WaitReady(ctx); err != nil {
 		t.Fatalf("redisserver: cluster %v: %v%s", c.Addrs, err, c.logTails())
@@ -103,7 +152,7 @@ func StartCluster(t testing.TB) *Cluster {
 	return c
 }
 
-// join gives each node an even share of the slots and a distinct config
+// join gives each master an even share of the slots and a distinct config
 // epoch, then introduces every node to every other.
 func (c *Cluster) join(ctx context.Context) error {
 	n := len(c.Nodes)
@@ -118,8 +167,9 @@ func (c *Cluster) join(ctx context.Context) error {
 	}
 	// Every pair meets directly: learning of a node through gossip can take
 	// seconds, since each node pings another only about once a second.
-	for i, a := range c.Nodes {
-		for _, b := range c.Nodes[i+1:] {
+	all := c.servers()
+	for i, a := range all {
+		for _, b := range all[i+1:] {
 			_, err := a.Do(ctx, "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(b.port), strconv.Itoa(b.busPort))
 			if err != nil {
 				return fmt.Errorf("%s: CLUSTER MEET %s: %w", a.Addr, b.Addr, err)
@@ -129,249 +179,124 @@ func (c *Cluster) join(ctx context.Context) error {
 	return nil
 }
 
-// externalCluster builds a Cluster for the comma-separated seed addresses in
-// env and waits until it is healthy.
-func externalCluster(ctx context.Context, env string) (*Cluster, error) {
-	c := &Cluster{external: true}
-	for _, a := range strings.Split(env, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			c.Addrs = append(c.Addrs, a)
-		}
-	}
-	var errs []error
-	for _, a := range c.Addrs {
-		ranges, err := (&Server{Addr: a, external: true}).slotRanges(ctx)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, r := range ranges {
-			if !slices.ContainsFunc(c.Nodes, func(s *Server) bool { return s.Addr == r.addr }) {
-				c.Nodes = append(c.Nodes, &Server{Addr: r.addr, external: true})
-			}
-		}
-		break
-	}
-	if len(c.Nodes) == 0 {
-		return nil, fmt.Errorf("redisserver: %s=%q: no seed answers CLUSTER SLOTS: %w", EnvClusterAddrs, env, errors.Join(errs...))
-	}
-	if err := c.WaitReady(ctx); err != nil {
-		return nil, fmt.Errorf("redisserver: %s=%q: %w", EnvClusterAddrs, env, err)
-	}
-	return c, nil
-}
-
-// WaitReady waits until every node reports cluster_state:ok (and, for a
-// started cluster, knows all the nodes) and every node's CLUSTER SLOTS view
-// is the same and covers all 16384 slots with masters from Nodes. It polls
-// every 10ms and blocks until then or ctx is done; it then fails with the
-// last reason the cluster was not ready. [Server.Restart] on a node calls it.
-func (c *Cluster) WaitReady(ctx context.Context) error {
-	for {
-		err := c.check(ctx)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("cluster not ready: %w (last check: %v)", ctx.Err(), err)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-// check returns nil when the cluster is healthy as WaitReady describes, or
-// the first reason it is not.
-func (c *Cluster) check(ctx context.Context) error {
-	var first []slotRange
-	for i, s := range c.Nodes {
-		info, err := s.clusterInfo(ctx)
+// replicate makes Replicas[i] a replica of Nodes[i] (CLUSTER REPLICATE),
+// retrying while the replica does not know its master's id yet (the MEET
+// handshake is still running). It blocks until every replica has accepted
+// or ctx is done.
+func (c *Cluster) replicate(ctx context.Context) error {
+	for i, r := range c.Replicas {
+		m := c.Nodes[i]
+		id, err := m.myID(ctx)
 		if err != nil {
 			return err
 		}
-		if st := info["cluster_state"]; st != "ok" {
-			return fmt.Errorf("%s: cluster_state:%s", s.Addr, st)
-		}
-		if want := strconv.Itoa(len(c.Nodes)); !c.external && info["cluster_known_nodes"] != want {
-			return fmt.Errorf("%s: cluster_known_nodes:%s, want %s", s.Addr, info["cluster_known_nodes"], want)
-		}
-		ranges, err := s.slotRanges(ctx)
-		if err != nil {
+		err = poll(ctx, func() error {
+			_, err := r.Do(ctx, "CLUSTER", "REPLICATE", id)
 			return err
-		}
-		next := 0
-		for _, r := range ranges {
-			if r.lo != next {
-				return fmt.Errorf("%s: CLUSTER SLOTS: slot %d not covered", s.Addr, next)
-			}
-			if !slices.ContainsFunc(c.Nodes, func(n *Server) bool { return n.Addr == r.addr }) {
-				return fmt.Errorf("%s: CLUSTER SLOTS: slots %d-%d served by %s, not one of %v", s.Addr, r.lo, r.hi, r.addr, c.Addrs)
-			}
-			next = r.hi + 1
-		}
-		if next != clusterSlots {
-			return fmt.Errorf("%s: CLUSTER SLOTS: slot %d not covered", s.Addr, next)
-		}
-		if i == 0 {
-			first = ranges
-		} else if !slices.Equal(first, ranges) {
-			return fmt.Errorf("%s: CLUSTER SLOTS %v disagrees with %s's %v", s.Addr, ranges, c.Nodes[0].Addr, first)
+		})
+		if err != nil {
+			return fmt.Errorf("%s: CLUSTER REPLICATE %s (%s): %w", r.Addr, id, m.Addr, err)
 		}
 	}
 	return nil
 }
 
-// NodeFor returns the master that serves key's hash slot, found with CLUSTER
-// KEYSLOT and CLUSTER SLOTS on the first node that answers. It blocks until
-// a node answers or ctx is done; it fails when no node answers or the slot's
-// master is not one of Nodes.
-func (c *Cluster) NodeFor(ctx context.Context, key string) (*Server, error) {
-	var errs []error
-	for _, s := range c.Nodes {
-		v, err := s.Do(ctx, "CLUSTER", "KEYSLOT", key)
-		if err != nil {
-			errs = append(errs, err)
-			if ctx.Err() != nil {
-				break
-			}
-			continue
+// poll calls f every 10ms until it returns nil or ctx is done; it then
+// fails with ctx's error and f's last error.
+func poll(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		if err == nil {
+			return nil
 		}
-		slot, ok := v.(int64)
-		if !ok {
-			return nil, fmt.Errorf("redisserver: %s: CLUSTER KEYSLOT: unexpected reply %#v", s.Addr, v)
-		}
-		ranges, err := s.slotRanges(ctx)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, r := range ranges {
-			if int64(r.lo) <= slot && slot <= int64(r.hi) {
-				for _, n := range c.Nodes {
-					if n.Addr == r.addr {
-						return n, nil
-					}
-				}
-				return nil, fmt.Errorf("redisserver: slot %d of key %q is served by %s, not one of %v", slot, key, r.addr, c.Addrs)
-			}
-		}
-		return nil, fmt.Errorf("redisserver: %s: slot %d of key %q is not served", s.Addr, slot, key)
-	}
-	return nil, fmt.Errorf("redisserver: NodeFor %q: no node answers: %w", key, errors.Join(errs...))
-}
-
-// ScriptFlush runs [Server.ScriptFlush] on every node. It blocks until every
-// node has replied or ctx is done, and returns every node's error joined.
-func (c *Cluster) ScriptFlush(ctx context.Context) error {
-	return c.each(func(s *Server) error { return s.ScriptFlush(ctx) })
-}
-
-// FlushAll runs [Server.FlushAll] on every node. It blocks until every node
-// has replied or ctx is done, and returns every node's error joined.
-func (c *Cluster) FlushAll(ctx context.Context) error {
-	return c.each(func(s *Server) error { return s.FlushAll(ctx) })
-}
-
-// ClientKill runs [Server.ClientKill] on every node. It blocks until every
-// node has replied or ctx is done, and returns every node's error joined.
-func (c *Cluster) ClientKill(ctx context.Context, typ string) error {
-	return c.each(func(s *Server) error { return s.ClientKill(ctx, typ) })
-}
-
-// Keys returns the union of [Server.Keys] over every node, sorted. It blocks
-// until every node has been scanned or ctx is done, and fails on the first
-// node that fails.
-func (c *Cluster) Keys(ctx context.Context, pattern string) ([]string, error) {
-	var keys []string
-	for _, s := range c.Nodes {
-		k, err := s.Keys(ctx, pattern)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, k...)
-	}
-	slices.Sort(keys)
-	return slices.Compact(keys), nil
-}
-
-// each runs f on every node in turn and joins the errors.
-func (c *Cluster) each(f func(*Server) error) error {
-	var errs []error
-	for _, s := range c.Nodes {
-		if err := f(s); err != nil {
-			errs = append(errs, err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last check: %v)", ctx.Err(), err)
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	return errors.Join(errs...)
+}
+
+// Masters returns the current masters, as Nodes holds them, in a new slice.
+// It is safe to call while [Cluster.Failover] runs.
+func (c *Cluster) Masters() []*Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.Nodes)
+}
+
+// ReplicaOf returns the replica of master, one of Nodes. It fails when
+// master is not one of the current masters or the cluster has no replicas.
+// It is safe to call while [Cluster.Failover] runs.
+func (c *Cluster) ReplicaOf(master *Server) (*Server, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := slices.Index(c.Nodes, master)
+	switch {
+	case master == nil || i < 0:
+		return nil, fmt.Errorf("redisserver: ReplicaOf: %s is not a master of the cluster", addrOf(master))
+	case len(c.Replicas) == 0:
+		return nil, fmt.Errorf("redisserver: ReplicaOf %s: the cluster has no replicas (use StartClusterWithReplicas)", master.Addr)
+	}
+	return c.Replicas[i], nil
+}
+
+// addrOf returns s's address, or "<nil>", for error messages.
+func addrOf(s *Server) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return s.Addr
+}
+
+// view returns copies of Nodes and Replicas.
+func (c *Cluster) view() (masters, replicas []*Server) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.Nodes), slices.Clone(c.Replicas)
+}
+
+// servers returns every node: the masters, then the replicas.
+func (c *Cluster) servers() []*Server {
+	m, r := c.view()
+	return append(m, r...)
+}
+
+// server returns the node at addr, or nil.
+func (c *Cluster) server(addr string) *Server {
+	for _, s := range c.servers() {
+		if s.Addr == addr {
+			return s
+		}
+	}
+	return nil
+}
+
+// isMaster reports whether s is one of the current masters.
+func (c *Cluster) isMaster(s *Server) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.Nodes, s)
+}
+
+// promote records that replica r has taken over from its master: the two
+// swap places in Nodes and Replicas. It does nothing when r is not a
+// replica (already promoted).
+func (c *Cluster) promote(r *Server) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i := slices.Index(c.Replicas, r); i >= 0 {
+		c.Nodes[i], c.Replicas[i] = c.Replicas[i], c.Nodes[i]
+	}
 }
 
 // logTails returns every started node's log tail, for failure messages.
 func (c *Cluster) logTails() string {
 	var b strings.Builder
-	for _, s := range c.Nodes {
+	for _, s := range c.servers() {
 		if s != nil && !s.external && s.Addr != "" {
 			fmt.Fprintf(&b, "\n--- tail of %s's log ---\n%s", s.Addr, s.logTail())
 		}
 	}
 	return b.String()
-}
-
-// slotRange is one line of CLUSTER SLOTS: slots lo..hi served by the master
-// at addr.
-type slotRange struct {
-	lo, hi int
-	addr   string
-}
-
-// slotRanges returns s's CLUSTER SLOTS view, sorted by first slot. A master
-// reported without an IP is taken to be on s's host.
-func (s *Server) slotRanges(ctx context.Context) ([]slotRange, error) {
-	v, err := s.Do(ctx, "CLUSTER", "SLOTS")
-	if err != nil {
-		return nil, err
-	}
-	bad := func() ([]slotRange, error) {
-		return nil, fmt.Errorf("redisserver: %s: CLUSTER SLOTS: unexpected reply %#v", s.Addr, v)
-	}
-	arr, ok := v.([]any)
-	if !ok {
-		return bad()
-	}
-	ranges := make([]slotRange, 0, len(arr))
-	for _, e := range arr {
-		ent, ok := e.([]any)
-		if !ok || len(ent) < 3 {
-			return bad()
-		}
-		lo, ok1 := ent[0].(int64)
-		hi, ok2 := ent[1].(int64)
-		master, ok3 := ent[2].([]any)
-		if !ok1 || !ok2 || !ok3 || len(master) < 2 {
-			return bad()
-		}
-		ip, ok1 := master[0].(string)
-		port, ok2 := master[1].(int64)
-		if !ok1 || !ok2 {
-			return bad()
-		}
-		if ip == "" || ip == "?" {
-			ip, _, _ = net.SplitHostPort(s.Addr)
-		}
-		ranges = append(ranges, slotRange{lo: int(lo), hi: int(hi), addr: net.JoinHostPort(ip, strconv.FormatInt(port, 10))})
-	}
-	slices.SortFunc(ranges, func(a, b slotRange) int { return a.lo - b.lo })
-	return ranges, nil
-}
-
-// clusterInfo runs CLUSTER INFO and parses the reply.
-func (s *Server) clusterInfo(ctx context.Context) (map[string]string, error) {
-	v, err := s.Do(ctx, "CLUSTER", "INFO")
-	if err != nil {
-		return nil, err
-	}
-	str, ok := v.(string)
-	if !ok {
-		return nil, fmt.Errorf("redisserver: %s: CLUSTER INFO: unexpected reply %#v", s.Addr, v)
-	}
-	return parseInfo(str), nil
 }

@@ -1,8 +1,9 @@
 // Package redisserver starts throwaway redis-server processes for tests and
 // benchmarks and offers admin helpers for fault injection.
 //
-// [StartStandalone] starts one server and [StartCluster] a Redis Cluster of
-// three masters. Each process listens on a free loopback port, keeps no data
+// [StartStandalone] starts one server, [StartCluster] a Redis Cluster of
+// three masters and [StartClusterWithReplicas] one of three masters with a
+// replica each. Each process listens on a free loopback port, keeps no data
 // on disk (no RDB, no AOF), lives in its own temporary directory, logs to a
 // file there, and is stopped (SIGTERM, then SIGKILL after 2s) and its
 // directory removed by a t.Cleanup. On Linux the processes are also killed
@@ -13,16 +14,32 @@
 // Two environment variables point tests at servers started elsewhere instead:
 //
 //	SCRIPTLOCK_REDIS_ADDR=host:port             used by StartStandalone
-//	SCRIPTLOCK_CLUSTER_ADDRS=host:port,host:port used by StartCluster (masters)
+//	SCRIPTLOCK_CLUSTER_ADDRS=host:port,host:port used by StartCluster and
+//	                                            StartClusterWithReplicas
 //
 // Such external servers are never started, stopped or restarted by this
-// package; [Server.Restart] and [Server.Stop] fail on them.
+// package; [Server.Restart], [Server.Stop] and [Server.Kill] fail on them.
 //
 // The admin helpers ([Server.Do], [Server.ScriptFlush], [Server.ClientKill],
 // [Server.Pause], [Server.Restart], ...) talk RESP2 over a fresh connection
 // per call, so they never share state with the client under test. Replies
 // come back as nil, int64, string or []any, the same vocabulary as the
 // locker package; server errors come back as *[RedisError].
+//
+// Faults and changes for chaos tests:
+//
+//   - [Server.Restart] (data lost, address kept), [Server.Stop] and
+//     [Server.Kill] (a crash: SIGKILL);
+//   - [Server.Pause], [Server.ClientKill], [Server.ScriptFlush] and their
+//     Cluster forms;
+//   - [Cluster.Failover] (a manual failover of a master to its replica);
+//   - [Cluster.MigrateSlot] and [Cluster.MigrateSlotSlowly] (resharding one
+//     slot, with ASK during and MOVED after), with [Cluster.SlotOf],
+//     [Cluster.NodeForSlot] and [Cluster.OtherMaster] to pick the slot and
+//     the target.
+//
+// [Server.CreateACLUser] and [Cluster.CreateACLUser] make a restricted ACL
+// user, and [Server.DoAs] runs a command as that user.
 //
 // The package uses only the standard library.
 package redisserver

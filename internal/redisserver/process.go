@@ -21,6 +21,9 @@ const (
 	logName = "redis.log"
 	// nodesConfName is a cluster node's config file inside its directory.
 	nodesConfName = "nodes.conf"
+	// aclFileName is the server's ACL file inside its directory; ACL users
+	// saved there survive Restart and Kill.
+	aclFileName = "users.acl"
 	// readyTimeout bounds the wait for a started process to answer.
 	readyTimeout = 10 * time.Second
 	// stopGrace is how long a process has to exit after SIGTERM.
@@ -99,6 +102,7 @@ func (s *Server) args() []string {
 		"--logfile", "",
 		"--loglevel", "notice",
 		"--enable-debug-command", "local",
+		"--aclfile", filepath.Join(s.dir, aclFileName),
 	}
 	if s.busPort != 0 {
 		a = append(a,
@@ -107,6 +111,15 @@ func (s *Server) args() []string {
 			"--cluster-node-timeout", "2000",
 			"--cluster-port", strconv.Itoa(s.busPort),
 			"--cluster-announce-ip", "127.0.0.1",
+			// A replica's first sync starts at once instead of after 5s.
+			"--repl-diskless-sync-delay", "0",
+			// The master pings its replicas every second, so a replica's
+			// offset turns non-zero soon and CLUSTER SLOTS lists it.
+			"--repl-ping-replica-period", "1",
+			// Replicas stay with their master (the Cluster's pairs hold) and
+			// may always take over, whatever the age of their data.
+			"--cluster-allow-replica-migration", "no",
+			"--cluster-replica-validity-factor", "0",
 		)
 	}
 	return a

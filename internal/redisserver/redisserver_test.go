@@ -200,6 +200,43 @@ func TestRestart(t *testing.T) {
 	assert.Equal(t, "PONG", got)
 }
 
+func TestKill(t *testing.T) {
+	t.Parallel()
+	s := redisserver.StartStandalone(t)
+	ctx := testCtx(t)
+	addr := s.Addr
+
+	// A long-lived client: its connection breaks with the crash, and a new
+	// one to the same address works once the server is back.
+	nc, err := net.Dial("tcp", s.Addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	r := bufio.NewReader(nc)
+	_, err = s.Do(ctx, "SET", "k", "v")
+	require.NoError(t, err)
+
+	require.NoError(t, s.Kill())
+	require.NoError(t, s.Kill(), "killing a stopped server does nothing")
+	_, err = s.Do(ctx, "PING")
+	require.Error(t, err, "a killed server does not answer")
+	_, _ = nc.Write([]byte("PING\r\n"))
+	_, err = r.ReadString('\n')
+	require.Error(t, err, "the crash closes client connections")
+
+	start := time.Now()
+	require.NoError(t, s.Restart(ctx))
+	t.Logf("restart after kill: %v", time.Since(start))
+	assert.Equal(t, addr, s.Addr)
+	nc2, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc2.Close()
+	_, err = nc2.Write([]byte("GET k\r\n"))
+	require.NoError(t, err)
+	line, err := bufio.NewReader(nc2).ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "$-1\r\n", line, "data is lost")
+}
+
 func TestExternal(t *testing.T) {
 	s := redisserver.StartStandalone(t)
 	t.Setenv(redisserver.EnvRedisAddr, s.Addr)
@@ -213,6 +250,7 @@ func TestExternal(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "external")
 	require.Error(t, ext.Stop())
+	require.Error(t, ext.Kill())
 }
 
 func TestMissingBinary(t *testing.T) {
@@ -353,5 +391,11 @@ func TestCluster(t *testing.T) {
 		_, err = n.Do(ctx, "SET", "ext", "1")
 		require.NoError(t, err)
 		require.Error(t, n.Restart(ctx))
+
+		_, err = redisserver.ExternalClusterWithReplicas(ctx, c.Addrs[0])
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "has no healthy replica")
+		_, err = ext.Failover(ctx, ext.Nodes[0])
+		require.ErrorContains(t, err, "no replicas")
 	})
 }

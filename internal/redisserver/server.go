@@ -90,6 +90,11 @@ func newServer(env string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: make temp dir: %w", err)
 	}
+	// redis-server refuses to start when its ACL file is missing.
+	if err := os.WriteFile(filepath.Join(dir, aclFileName), nil, 0o600); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("redisserver: make ACL file: %w", err)
+	}
 	return &Server{bin: bin, dir: dir}, nil
 }
 
@@ -131,13 +136,46 @@ func (s *Server) Stop() error {
 	return nil
 }
 
+// Kill ends the process with SIGKILL, as a crash would: no shutdown, no
+// final save, and connected clients see their connections reset. It leaves
+// the server stopped until [Server.Restart]. It blocks until the process has
+// exited. Killing a stopped server does nothing. It fails on an external
+// server or after the test's cleanup has run.
+//
+// A killed cluster master that stays down longer than the cluster node
+// timeout (2s) is replaced by its replica, if it has one; Restart then brings
+// it back as that replica's replica.
+func (s *Server) Kill() error {
+	if s.external {
+		return s.externalErr("Kill")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("redisserver: Kill %s: server already cleaned up", s.Addr)
+	}
+	if p := s.proc; p != nil && !p.exited() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	s.proc = nil
+	return nil
+}
+
 // Restart stops the process (as [Server.Stop] does, if it runs) and starts it
 // again on the same address with no data: keys and loaded scripts are lost.
+// ACL users made with [Server.CreateACLUser] are kept, as a server restarted
+// with its ACL file keeps them. It works as well after [Server.Kill] or
+// [Server.Stop]. Clients that reconnect after it returns find the server at
+// the same address; their old connections are closed.
+//
 // A cluster node keeps its nodes.conf, so it rejoins with the same id and
-// slots; Restart then also waits until the whole cluster is healthy again
-// (see [Cluster.WaitReady]), so clients see no CLUSTERDOWN afterwards; that
-// takes a little over 2s, as Redis keeps a restarted master's cluster state
-// at fail for 2s.
+// slots (or as a replica, when its replica took over meanwhile); Restart
+// then also waits until the whole cluster is healthy again (see
+// [Cluster.WaitReady]), so clients see no CLUSTERDOWN afterwards; that takes
+// a little over 2s, as Redis keeps a restarted master's cluster state at
+// fail for 2s. A restarted master's replica resynchronises and so loses its
+// data too.
 //
 // It blocks until the server answers PING (at most about 10s) and, for a
 // cluster node, the cluster is healthy (bounded by ctx, or 30s when ctx has
