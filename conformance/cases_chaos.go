@@ -169,3 +169,78 @@ func checkChaosRestart(t *testing.T, e *env) {
 		assert.NotEqual(t, strconv.FormatInt(before[l.Name()], 10), r, "call: GET %s after the restart: the counter must have been lost and rebuilt", k)
 	}
 }
+
+// clusterChaosCases run on the Cluster deployment only.
+var clusterChaosCases = []testCase{
+	{
+		name:        "Chaos/ClusterFailover",
+		rule:        "With CLUSTER FAILOVER moving the locks' master to its replica mid-run, operations recover (scripts reloaded on the new master), the history shows no overlap, and whether a held lock was lost in the switch is recorded.",
+		check:       checkChaosFailover,
+		clusterOnly: true,
+	},
+	{
+		name:        "Chaos/Reshard",
+		rule:        "With the locks' slot migrated to another master mid-run (IMPORTING/MIGRATING, keys moved, slot reassigned), operations follow ASK and MOVED and the history shows no overlap and no fence inversion.",
+		check:       checkChaosReshard,
+		clusterOnly: true,
+	},
+}
+
+func checkChaosFailover(t *testing.T, e *env) {
+	cl := e.d.admin.cluster()
+	c := e.client(nil)
+	master, err := cl.NodeFor(e.ctx, c.Key("failover"))
+	require.NoError(t, err, "call: NodeFor the workload's key")
+	// Hold a lease on another name served by the same master.
+	var held *locker.Lease
+	for i := 0; held == nil && i < 200; i++ {
+		name := "held-" + strconv.Itoa(i)
+		if n, err := cl.NodeFor(e.ctx, c.Key(name)); err == nil && n == master {
+			held, err = e.mutex(c, name, time.Second, autoRefresh).TryLock(e.ctx)
+			require.NoError(t, err, "call: TryLock %s", name)
+		}
+	}
+	require.NotNil(t, held, "call: no name among 200 on the workload's master")
+	lost := watchLost([]*locker.Lease{held})
+	w := newWorkload(e, time.Second, nil)
+	w.names = []string{"failover"}
+	var switched bool
+	w.run(8, chaosRun, func(ctx context.Context) {
+		time.Sleep(300 * time.Millisecond)
+		_, err := cl.Failover(e.ctx, master)
+		switched = assert.NoError(t, err, "call: CLUSTER FAILOVER on the replica of %s", master.Addr)
+	})
+	require.True(t, switched, "call: the failover must have happened during the run")
+	select {
+	case <-lost.ok[0]:
+		t.Logf("recorded: the held lock was lost in the switch (%v)", held.Err())
+	default:
+		t.Logf("recorded: the held lock survived the switch (fence %d)", held.Fence())
+		require.NoError(t, held.Unlock(e.ctx), "call: Unlock of the held lease after the failover")
+	}
+	w.h.add(held, "mutex", 0)
+	w.summary(t)
+}
+
+func checkChaosReshard(t *testing.T, e *env) {
+	cl := e.d.admin.cluster()
+	c := e.client(nil)
+	w := newWorkload(e, time.Second, nil)
+	w.names = []string{"reshard"}
+	var moved bool
+	w.run(8, chaosRun, func(ctx context.Context) {
+		time.Sleep(300 * time.Millisecond)
+		slot, err := cl.SlotOf(e.ctx, c.Key("reshard"))
+		if !assert.NoError(t, err, "call: CLUSTER KEYSLOT") {
+			return
+		}
+		to, err := cl.OtherMaster(e.ctx, slot)
+		if !assert.NoError(t, err, "call: OtherMaster(%d)", slot) {
+			return
+		}
+		err = cl.MigrateSlotSlowly(e.ctx, slot, to, 200*time.Millisecond)
+		moved = assert.NoError(t, err, "call: migrate slot %d to %s", slot, to.Addr)
+	})
+	require.True(t, moved, "call: the slot must have moved during the run")
+	w.summary(t)
+}

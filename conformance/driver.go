@@ -26,7 +26,7 @@ type Driver struct {
 }
 
 // Run runs every rule of the suite for d, first on a standalone server and
-// then on a 3-master Cluster, as subtests "deployment=standalone/<rule>"
+// then on a Cluster of 3 masters with one replica each, as subtests "deployment=standalone/<rule>"
 // and "deployment=cluster/<rule>". It blocks until all rules have run;
 // cases run one after another, since some inject faults into the server.
 func Run(t *testing.T, d Driver) {
@@ -43,7 +43,7 @@ func Run(t *testing.T, d Driver) {
 		if d.Cluster == nil {
 			t.Skipf("driver %s declares no Cluster support", d.Name)
 		}
-		c := redisserver.StartCluster(t)
+		c := redisserver.StartClusterWithReplicas(t)
 		s := d.Cluster(t, c.Addrs)
 		runCases(t, &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}})
 	})
@@ -51,6 +51,9 @@ func Run(t *testing.T, d Driver) {
 
 func runCases(t *testing.T, d *deployment) {
 	for _, c := range allCases() {
+		if c.clusterOnly && d.admin.cluster() == nil {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Logf("rule: %s", c.rule)
 			c.check(t, newEnv(t, d))
@@ -68,7 +71,9 @@ func allCases() []testCase {
 	cs = append(cs, refreshCases...)
 	cs = append(cs, faultCases...)
 	cs = append(cs, chaosCases...)
+	cs = append(cs, clusterChaosCases...)
 	cs = append(cs, badInputCases...)
 	cs = append(cs, claimCases...)
+	cs = append(cs, rwCases...)
 	return cs
 }

@@ -16,9 +16,10 @@ import (
 
 // testCase is one rule of the suite.
 type testCase struct {
-	name  string // subtest name, "Group/Rule"
-	rule  string // the rule, one sentence
-	check func(t *testing.T, e *env)
+	name        string // subtest name, "Group/Rule"
+	rule        string // the rule, one sentence
+	check       func(t *testing.T, e *env)
+	clusterOnly bool // runs on the Cluster deployment only
 }
 
 // caseTimeout bounds every case.
@@ -44,6 +45,8 @@ type admin interface {
 	// Restart restarts the node that owns key without persistence: its
 	// keys and scripts are lost.
 	Restart(ctx context.Context, key string) error
+	// cluster returns the Cluster, or nil on a standalone server.
+	cluster() *redisserver.Cluster
 }
 
 type standaloneAdmin struct{ s *redisserver.Server }
@@ -60,12 +63,15 @@ func (a standaloneAdmin) ClientKill(ctx context.Context, typ string) error {
 	return a.s.ClientKill(ctx, typ)
 }
 func (a standaloneAdmin) Restart(ctx context.Context, _ string) error { return a.s.Restart(ctx) }
+func (a standaloneAdmin) cluster() *redisserver.Cluster               { return nil }
 
 type clusterAdmin struct{ c *redisserver.Cluster }
 
 func (a clusterAdmin) ClientKill(ctx context.Context, typ string) error {
 	return a.c.ClientKill(ctx, typ)
 }
+func (a clusterAdmin) cluster() *redisserver.Cluster { return a.c }
+
 func (a clusterAdmin) Restart(ctx context.Context, key string) error {
 	n, err := a.c.NodeFor(ctx, key)
 	if err != nil {

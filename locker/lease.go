@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// Unlock, Extend and TTL try up to 4 times, with short pauses, when a call
+// fails with a connection failure or a passing server state (as Lock
+// retries; see Mutex.Lock), bounded by their ctx: their scripts are
+// idempotent.
+
 // leaseOps are the scripts that act on a held lease of one kind of lock.
 // Each takes the lease's keys as KEYS and ARGV[1] owner, ARGV[2] hold id;
 // extend also ARGV[3] ttl in ms. release and extend reply 1 done, 0 expired
@@ -104,7 +109,7 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 	if err := l.usable(ctx); err != nil {
 		return 0, err
 	}
-	r, err := l.c.run(ctx, l.ops.pttl, l.keys, []string{l.owner, l.hold})
+	r, err := retryTransient(ctx, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys, []string{l.owner, l.hold}) })
 	if err != nil {
 		return 0, err
 	}
@@ -135,7 +140,8 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	start := time.Now()
-	r, err := l.c.run(ctx, l.ops.extend, l.keys, []string{l.owner, l.hold, strconv.FormatInt(ms, 10)})
+	args := []string{l.owner, l.hold, strconv.FormatInt(ms, 10)}
+	r, err := retryTransient(ctx, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys, args) })
 	if err != nil {
 		return err
 	}
@@ -181,7 +187,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if err := l.c.check(ctx); err != nil {
 		return err
 	}
-	r, err := l.c.run(ctx, l.ops.release, l.keys, []string{l.owner, l.hold})
+	r, err := retryTransient(ctx, func() (any, error) { return l.c.run(ctx, l.ops.release, l.keys, []string{l.owner, l.hold}) })
 	if err != nil {
 		return err
 	}

@@ -86,9 +86,11 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // When ctx ends first it returns ErrNotObtained joined with ctx.Err(), so
 // errors.Is works for both (and with the last connection error, if the
 // attempts were failing), and leaves the queue at once. A connection
-// failure (a network error, EOF, a reset or refused connection) is retried
-// with backoff like a refusal; any other Scripter error, such as a server
-// error reply, is returned at once. On any error nothing is held.
+// failure (a network error, EOF, a reset or refused connection) or a
+// passing server state (TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN,
+// READONLY) is retried with backoff like a refusal; any other Scripter
+// error, such as NOPERM or WRONGTYPE, is returned at once. On any error
+// nothing is held.
 func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx); err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -99,11 +101,53 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 	}
 }
 
-// transient reports whether err is a connection failure that a retry on a
-// fresh connection may cure: a network error, EOF, a reset, refused or
-// broken connection. Server error replies (NOPERM, WRONGTYPE, ...) are not.
+// transient reports whether err is a failure that a later try may cure: a
+// network error, EOF, a reset, refused or broken connection, or one of the
+// server errors Redis uses for passing states (TRYAGAIN during a slot
+// migration, CLUSTERDOWN, LOADING, MASTERDOWN, READONLY after a failover).
+// Other server errors (NOPERM, WRONGTYPE, ...) are not.
 func transient(err error) bool {
 	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	// Error messages nest as "locker: acquire script: TRYAGAIN ...": look
+	// for a code at the start of any ": "-separated part.
+	for _, part := range strings.Split(err.Error(), ": ") {
+		code, _, _ := strings.Cut(part, " ")
+		if slices.Contains(transientCodes, code) {
+			return true
+		}
+	}
+	return false
 }
+
+// transientCodes are the Redis error codes of passing states; MOVED and
+// ASK come back when a client gave up following redirections mid-migration.
+var transientCodes = []string{"TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY", "MOVED", "ASK"}
+
+// retryTransient runs op until it succeeds, fails with an error that is
+// not transient, ctx ends, or it has been tried leaseRetries times, with a
+// short doubling pause between tries. Lease operations use it: their
+// scripts are idempotent, so a retry after a lost reply is safe.
+func retryTransient(ctx context.Context, op func() (any, error)) (any, error) {
+	pause := 5 * time.Millisecond
+	for try := 1; ; try++ {
+		r, err := op()
+		if err == nil || try == leaseRetries || !transient(err) || ctx.Err() != nil {
+			return r, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return r, err
+		case <-t.C:
+		}
+		pause *= 2
+	}
+}
+
+// leaseRetries bounds the tries of one Unlock, Extend or TTL call.
+const leaseRetries = 4
