@@ -23,6 +23,12 @@ type Driver struct {
 	// declares that the driver lacks Cluster support: the Cluster cases are
 	// then skipped with a message saying so.
 	Cluster func(t testing.TB, addrs []string) locker.Scripter
+
+	// Authenticated returns a Scripter like Standalone (cluster false, one
+	// address) or Cluster (cluster true) that logs in as the Redis ACL user
+	// with password. The ACL rules run only when it is set; nil declares
+	// that the driver cannot authenticate, and they are skipped saying so.
+	Authenticated func(t testing.TB, addrs []string, cluster bool, user, password string) locker.Scripter
 }
 
 // Run runs every rule of the suite for d, first on a standalone server and
@@ -37,7 +43,7 @@ func Run(t *testing.T, d Driver) {
 	t.Run("deployment=standalone", func(t *testing.T) {
 		srv := redisserver.StartStandalone(t)
 		s := d.Standalone(t, srv.Addr)
-		runCases(t, &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}})
+		runCases(t, &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}})
 	})
 	t.Run("deployment=cluster", func(t *testing.T) {
 		if d.Cluster == nil {
@@ -45,7 +51,7 @@ func Run(t *testing.T, d Driver) {
 		}
 		c := redisserver.StartClusterWithReplicas(t)
 		s := d.Cluster(t, c.Addrs)
-		runCases(t, &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}})
+		runCases(t, &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs})
 	})
 }
 
@@ -73,6 +79,7 @@ func allCases() []testCase {
 	cs = append(cs, chaosCases...)
 	cs = append(cs, clusterChaosCases...)
 	cs = append(cs, badInputCases...)
+	cs = append(cs, aclCases...)
 	cs = append(cs, claimCases...)
 	cs = append(cs, rwCases...)
 	return cs

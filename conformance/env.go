@@ -30,6 +30,8 @@ type deployment struct {
 	name     string
 	scripter locker.Scripter
 	admin    admin
+	driver   Driver
+	addrs    []string
 }
 
 // admin is what the suite does to the server behind the driver's back.
@@ -45,6 +47,8 @@ type admin interface {
 	// Restart restarts the node that owns key without persistence: its
 	// keys and scripts are lost.
 	Restart(ctx context.Context, key string) error
+	// CreateACLUser creates (or replaces) an ACL user on every node.
+	CreateACLUser(ctx context.Context, user, password string, rules ...string) error
 	// cluster returns the Cluster, or nil on a standalone server.
 	cluster() *redisserver.Cluster
 }
@@ -64,6 +68,9 @@ func (a standaloneAdmin) ClientKill(ctx context.Context, typ string) error {
 }
 func (a standaloneAdmin) Restart(ctx context.Context, _ string) error { return a.s.Restart(ctx) }
 func (a standaloneAdmin) cluster() *redisserver.Cluster               { return nil }
+func (a standaloneAdmin) CreateACLUser(ctx context.Context, user, pw string, rules ...string) error {
+	return a.s.CreateACLUser(ctx, user, pw, rules...)
+}
 
 type clusterAdmin struct{ c *redisserver.Cluster }
 
@@ -71,6 +78,9 @@ func (a clusterAdmin) ClientKill(ctx context.Context, typ string) error {
 	return a.c.ClientKill(ctx, typ)
 }
 func (a clusterAdmin) cluster() *redisserver.Cluster { return a.c }
+func (a clusterAdmin) CreateACLUser(ctx context.Context, user, pw string, rules ...string) error {
+	return a.c.CreateACLUser(ctx, user, pw, rules...)
+}
 
 func (a clusterAdmin) Restart(ctx context.Context, key string) error {
 	n, err := a.c.NodeFor(ctx, key)

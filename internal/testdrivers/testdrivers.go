@@ -39,6 +39,16 @@ var GoRedis = conformance.Driver{
 		t.Cleanup(func() { _ = c.Close() })
 		return goredisdriver.New(c)
 	},
+	Authenticated: func(t testing.TB, addrs []string, cluster bool, user, password string) locker.Scripter {
+		if cluster {
+			c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, Username: user, Password: password, ContextTimeoutEnabled: true})
+			t.Cleanup(func() { _ = c.Close() })
+			return goredisdriver.New(c)
+		}
+		c := goredis.NewClient(&goredis.Options{Addr: addrs[0], Username: user, Password: password, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		return goredisdriver.New(c)
+	},
 }
 
 // Redigo is the redigo driver: a *redis.Pool standalone, redisc on a Cluster.
@@ -50,9 +60,25 @@ var Redigo = conformance.Driver{
 		return redigodriver.New(p)
 	},
 	Cluster: func(t testing.TB, addrs []string) locker.Scripter {
+		return redisCluster(t, addrs)
+	},
+	Authenticated: func(t testing.TB, addrs []string, cluster bool, user, password string) locker.Scripter {
+		auth := []redigo.DialOption{redigo.DialUsername(user), redigo.DialPassword(password)}
+		if cluster {
+			return redisCluster(t, addrs, auth...)
+		}
+		p := redigoPool(addrs[0], auth...)
+		t.Cleanup(func() { _ = p.Close() })
+		return redigodriver.New(p)
+	},
+}
+
+// redisCluster connects redisc to the Cluster at addrs.
+func redisCluster(t testing.TB, addrs []string, opts ...redigo.DialOption) locker.Scripter {
+	{
 		c := &redisc.Cluster{
 			StartupNodes: addrs,
-			DialOptions:  []redigo.DialOption{redigo.DialConnectTimeout(5 * time.Second), redigo.DialReadTimeout(10 * time.Second)},
+			DialOptions:  append([]redigo.DialOption{redigo.DialConnectTimeout(5 * time.Second), redigo.DialReadTimeout(10 * time.Second)}, opts...),
 			CreatePool: func(addr string, opts ...redigo.DialOption) (*redigo.Pool, error) {
 				return &redigo.Pool{
 					MaxIdle:     128,
@@ -68,15 +94,16 @@ var Redigo = conformance.Driver{
 		}
 		t.Cleanup(func() { _ = c.Close() })
 		return redigodriver.NewCluster(c)
-	},
+	}
 }
 
-func redigoPool(addr string) *redigo.Pool {
+func redigoPool(addr string, opts ...redigo.DialOption) *redigo.Pool {
+	opts = append([]redigo.DialOption{redigo.DialConnectTimeout(5 * time.Second)}, opts...)
 	return &redigo.Pool{
 		MaxIdle:     128,
 		IdleTimeout: time.Minute,
 		DialContext: func(ctx context.Context) (redigo.Conn, error) {
-			return redigo.DialContext(ctx, "tcp", addr, redigo.DialConnectTimeout(5*time.Second))
+			return redigo.DialContext(ctx, "tcp", addr, opts...)
 		},
 	}
 }
@@ -90,10 +117,17 @@ var Rueidis = conformance.Driver{
 	Cluster: func(t testing.TB, addrs []string) locker.Scripter {
 		return rueidisClient(t, addrs)
 	},
+	Authenticated: func(t testing.TB, addrs []string, _ bool, user, password string) locker.Scripter {
+		return rueidisClient(t, addrs, func(o *rueidis.ClientOption) { o.Username, o.Password = user, password })
+	},
 }
 
-func rueidisClient(t testing.TB, addrs []string) locker.Scripter {
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, DisableCache: true})
+func rueidisClient(t testing.TB, addrs []string, opts ...func(*rueidis.ClientOption)) locker.Scripter {
+	o := rueidis.ClientOption{InitAddress: addrs, DisableCache: true}
+	for _, f := range opts {
+		f(&o)
+	}
+	c, err := rueidis.NewClient(o)
 	if err != nil {
 		t.Fatalf("rueidis: NewClient(%v): %v", addrs, err)
 	}

@@ -1,0 +1,77 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// ACLCommands are the commands a Redis ACL user of scriptlock needs: the
+// three script commands, sharded pub/sub for wake-ups, the commands the
+// scripts run, and what the clients send to connect and to learn a
+// Cluster's layout. Grant them with key and channel patterns for the
+// Client's prefix: ACL SETUSER <user> on ><password> ~<prefix>*
+// &<prefix>* followed by these.
+var ACLCommands = []string{
+	// Script commands and wake-ups.
+	"+evalsha", "+eval", "+script|load", "+ssubscribe", "+sunsubscribe",
+	// Commands inside the scripts.
+	"+hget", "+hset", "+hdel", "+hlen", "+hexists", "+hincrby", "+hgetall", "+hmget",
+	"+get", "+set", "+del", "+exists", "+incr", "+pexpire", "+pttl", "+time",
+	"+zadd", "+zrange", "+zrem", "+zscore", "+zcard", "+spublish",
+	// Connection set-up and Cluster discovery by the clients.
+	"+hello", "+auth", "+ping", "+client|setname",
+	"+cluster|slots", "+cluster|shards", "+cluster|nodes", "+readonly",
+}
+
+var aclCases = []testCase{
+	{
+		name:  "ACL/LeastPrivilege",
+		rule:  "A Redis ACL user allowed only the Client's key and channel prefix and the commands in ACLCommands can lock, wait, extend, unlock and claim; a Client whose prefix lies outside the pattern fails with NOPERM and holds nothing.",
+		check: checkACL,
+	},
+}
+
+func checkACL(t *testing.T, e *env) {
+	if e.d.driver.Authenticated == nil {
+		t.Skipf("driver %s declares no ACL support (Driver.Authenticated is nil)", e.d.driver.Name)
+	}
+	const user, pw = "scriptlock-acl", "acl-secret"
+	rules := append([]string{"~" + e.prefix + "*", "&" + e.prefix + "*"}, ACLCommands...)
+	require.NoError(t, e.d.admin.CreateACLUser(e.ctx, user, pw, rules...), "call: admin ACL SETUSER %s %v", user, rules)
+	s := e.d.driver.Authenticated(t, e.d.addrs, e.d.admin.cluster() != nil, user, pw)
+
+	c := e.clientOn(s, nil)
+	m := e.mutex(c, "acl", 2*time.Second, &locker.MutexOptions{FIFO: true, AutoRefresh: true})
+	l, err := m.Lock(e.ctx)
+	require.NoError(t, err, "call: Lock as the ACL user")
+	got := lockAsync(e.ctx, m) // a waiter: subscribes to the wake channel
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, l.Extend(e.ctx, 3*time.Second), "call: Extend as the ACL user")
+	_, err = l.TTL(e.ctx)
+	require.NoError(t, err, "call: TTL as the ACL user")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock as the ACL user")
+	r := <-got
+	require.NoError(t, r.err, "call: waiter Lock as the ACL user")
+	require.NoError(t, r.l.Unlock(e.ctx), "call: waiter Unlock as the ACL user")
+	first, err := c.Claim(e.ctx, "acl-claim", time.Second)
+	require.NoError(t, err, "call: Claim as the ACL user")
+	assert.True(t, first, "call: Claim as the ACL user on a fresh key")
+
+	outside, err := locker.New(s, &locker.Options{Prefix: "outside:" + e.prefix})
+	require.NoError(t, err, "call: locker.New with a prefix outside the ACL pattern")
+	defer outside.Close()
+	om, err := outside.NewMutex("acl", time.Second, nil)
+	require.NoError(t, err, "call: NewMutex outside the pattern")
+	ol, err := om.TryLock(e.ctx)
+	require.Error(t, err, "call: TryLock outside the ACL key pattern")
+	assert.Nil(t, ol, "call: TryLock outside the ACL key pattern: lease")
+	assert.True(t, strings.Contains(err.Error(), "NOPERM"), "call: TryLock outside the ACL key pattern: got %v, want a NOPERM error", err)
+	_, err = outside.Claim(e.ctx, "k", time.Second)
+	assert.ErrorContains(t, err, "NOPERM", "call: Claim outside the ACL key pattern")
+}
