@@ -26,7 +26,7 @@ var ACLCommands = []string{
 	"+zadd", "+zrange", "+zrem", "+zscore", "+zcard", "+spublish",
 	// Connection set-up and Cluster discovery by the clients.
 	"+hello", "+auth", "+ping", "+client|setname",
-	"+cluster|slots", "+cluster|shards", "+cluster|nodes", "+readonly",
+	"+cluster|slots", "+cluster|shards", "+cluster|nodes", "+readonly", "+command",
 }
 
 var aclCases = []testCase{
