@@ -129,6 +129,63 @@ var badInputs = []badInput{
 		var l *locker.Lease
 		return l.Extend(e.ctx, time.Second)
 	}, locker.ErrExpired},
+	{"Claim(MaxNameLen+1 bytes)", func(e *env, c *locker.Client) error {
+		_, err := c.Claim(e.ctx, strings.Repeat("k", locker.MaxNameLen+1), time.Second)
+		return err
+	}, locker.ErrInvalidName},
+	{"Claim(ttl 999µs)", func(e *env, c *locker.Client) error { _, err := c.Claim(e.ctx, "k", 999*time.Microsecond); return err }, locker.ErrInvalidTTL},
+	{"Claim(cancelled ctx)", func(e *env, c *locker.Client) error {
+		ctx, cancel := context.WithCancel(e.ctx)
+		cancel()
+		_, err := c.Claim(ctx, "k-cancelled", time.Second)
+		return err
+	}, context.Canceled},
+	{"TryLock(cancelled ctx)", func(e *env, c *locker.Client) error {
+		ctx, cancel := context.WithCancel(e.ctx)
+		cancel()
+		_, err := mustMutex(e, c).TryLock(ctx)
+		return err
+	}, context.Canceled},
+	{"NewMutex(Owner longer than MaxNameLen)", func(e *env, c *locker.Client) error {
+		_, err := c.NewMutex("m", time.Second, &locker.MutexOptions{Owner: strings.Repeat("o", locker.MaxNameLen+1)})
+		return err
+	}, locker.ErrInvalidOption},
+	{"Extend(ttl -1s)", func(e *env, c *locker.Client) error {
+		l := mustLease(e, c)
+		defer l.Unlock(e.ctx)
+		return l.Extend(e.ctx, -time.Second)
+	}, locker.ErrInvalidTTL},
+	{"Extend(ttl MaxTTL+1ms)", func(e *env, c *locker.Client) error {
+		l := mustLease(e, c)
+		defer l.Unlock(e.ctx)
+		return l.Extend(e.ctx, locker.MaxTTL+time.Millisecond)
+	}, locker.ErrInvalidTTL},
+	{"Extend after expiry", func(e *env, c *locker.Client) error {
+		l, err := e.mutex(c, "bad-input-short", 5*time.Millisecond, nil).TryLock(e.ctx)
+		require.NoError(e.t, err)
+		time.Sleep(20 * time.Millisecond)
+		return l.Extend(e.ctx, time.Second)
+	}, locker.ErrExpired},
+	{"reentrant Unlock more times than Lock", func(e *env, c *locker.Client) error {
+		m := e.mutex(c, "bad-input-reentrant", time.Second, &locker.MutexOptions{Owner: "o-" + e.prefix, Reentrant: true})
+		a, err := m.TryLock(e.ctx)
+		require.NoError(e.t, err)
+		b, err := m.TryLock(e.ctx)
+		require.NoError(e.t, err)
+		require.NoError(e.t, a.Unlock(e.ctx))
+		require.NoError(e.t, a.Unlock(e.ctx)) // a second Unlock of one hold drops nothing
+		require.NoError(e.t, b.Unlock(e.ctx))
+		return b.Unlock(e.ctx)
+	}, nil},
+	{"Unlock of a lease the client closed under", func(e *env, _ *locker.Client) error {
+		other := e.client(nil)
+		l, err := e.mutex(other, "bad-input-closed", 20*time.Millisecond, nil).TryLock(e.ctx)
+		require.NoError(e.t, err)
+		require.NoError(e.t, other.Close())
+		err = l.Unlock(e.ctx)
+		time.Sleep(30 * time.Millisecond) // the lease expires: nothing stays behind
+		return err
+	}, locker.ErrClosed},
 }
 
 func mustMutex(e *env, c *locker.Client) *locker.Mutex {

@@ -61,6 +61,7 @@ func runCases(t *testing.T, d *deployment) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
+			t.Cleanup(func() { checkGoroutines(t) }) // runs last, after the case's clients closed
 			t.Logf("rule: %s", c.rule)
 			c.check(t, newEnv(t, d))
 		})
