@@ -21,6 +21,7 @@ func TestNoClientClock(t *testing.T) {
 			f = newColdFake()
 			f.forget = true
 		}
+		withRW(f) // the read-write lock's scripts, emulated
 		c, err := locker.New(f, nil)
 		require.NoError(t, err)
 		ctx := testCtx(t)
@@ -39,6 +40,7 @@ func TestNoClientClock(t *testing.T) {
 			}
 			_, err := c.Claim(ctx, "k", ttl)
 			require.NoError(t, err)
+			exerciseRW(t, ctx, c, f, ttl) // every rw_*.lua script, see rw_test.go
 		}
 
 		now := time.Now()

@@ -16,6 +16,7 @@ func TestLuaScriptSet(t *testing.T) {
 	}
 	sort.Strings(names)
 	assert.Subset(t, names, []string{"acquire", "claim", "dequeue", "extend", "pttl", "release"})
+	assert.Subset(t, names, []string{"rw_cancel", "rw_downgrade", "rw_extend", "rw_lock", "rw_pttl", "rw_release", "rw_rlock"})
 }
 
 // header returns the leading block of "--" comment lines of src.

@@ -1,0 +1,327 @@
+package locker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	scriptRWRLock     = mustScript("rw_rlock")
+	scriptRWLock      = mustScript("rw_lock")
+	scriptRWRelease   = mustScript("rw_release")
+	scriptRWExtend    = mustScript("rw_extend")
+	scriptRWPTTL      = mustScript("rw_pttl")
+	scriptRWDowngrade = mustScript("rw_downgrade")
+	scriptRWCancel    = mustScript("rw_cancel")
+)
+
+// rwOps act on read and write leases of an RWMutex alike: the lease's hold
+// field ('r:<id>' or 'w:<id>') tells the scripts which kind it is.
+var rwOps = &leaseOps{release: scriptRWRelease, extend: scriptRWExtend, pttl: scriptRWPTTL}
+
+// Hold field prefixes in the read-write lock's hash.
+const (
+	rwRead   = "r:"
+	rwWrite  = "w:"
+	rwIntent = "i:"
+)
+
+// RWMutexOptions configures one RWMutex. A nil *RWMutexOptions, and every
+// zero field, means the default written at the end of the field's doc.
+type RWMutexOptions struct {
+	// Owner, when set, is the token stored in Redis for every lease of this
+	// RWMutex, read or write, instead of 128 random bits per acquisition.
+	// Acquiring again what Owner already holds (a read hold, or the write
+	// lock) succeeds with the current fence: a re-sent acquire is harmless
+	// and a process can take over its own lease after a restart. At most
+	// MaxNameLen bytes. Default: random per acquisition.
+	Owner string
+
+	// Reentrant, with Owner set, counts holds: every RLock or Lock by the
+	// same Owner adds a hold with its own Lease (and, for reads, its own
+	// expiry); every Unlock drops one. Requires Owner. Default false: one
+	// read hold and one write hold per owner.
+	Reentrant bool
+}
+
+// RWMutex is a distributed read-write lock on one name: any number of
+// readers, or one writer. It holds no state in Redis until acquired; each
+// acquisition returns a *Lease whose Unlock, Extend and TTL work as for a
+// Mutex lease and are owner-checked. An RWMutex is safe for concurrent use:
+// goroutines sharing it contend like separate processes (unless Owner is
+// set, which makes them one owner).
+//
+// The lock is one hash, "<prefix>{<name>}:rw", so every script touches one
+// Cluster slot; a Mutex of the same name is a different lock, but both
+// share the fence counter "<prefix>{<name>}:fence", so fences strictly
+// increase per name across both.
+//
+//   - Every read hold has its own expiry, kept in server time (Redis TIME):
+//     a reader that crashes frees its share after its own TTL without
+//     touching other readers, and one reader's Unlock never ends another's
+//     lease. TTL and Extend act on the lease's own hold; the key lives as
+//     long as its latest live hold.
+//   - Writer preference: a writer waiting in Lock records an intent that
+//     lives for the RWMutex's TTL and is refreshed by each of its attempts;
+//     while any intent lives, new readers are refused, so a stream of
+//     readers cannot starve writers. Readers already in keep their leases,
+//     and an owner that already holds a read (or the write lock) may add
+//     read holds, since refusing it would deadlock it against the writer.
+//     The intent is dropped when the writer acquires, or, when Lock fails,
+//     by a bounded clean-up call; if that call fails too, the intent
+//     expires after the TTL. TryLock records no intent.
+//   - Write grants take the next fence; read leases report the fence of the
+//     last write grant, so a resource can reject writes from an older
+//     writer.
+//   - Downgrade turns a write lease into a read lease in one script: no
+//     writer can get in between.
+//   - There is no upgrade from read to write: two readers that both
+//     upgraded would each wait for the other forever. Lock refuses while
+//     any read hold lives, the caller's own included, so an owner calling
+//     Lock while it holds a read lease waits until that lease is released
+//     or expires. Release the read lease first (and re-check what was read
+//     under the write lease), or take the write lock and Downgrade.
+//   - An owner that holds the write lock may also take read holds.
+type RWMutex struct {
+	c         *Client
+	name      string
+	ttlMS     int64
+	owner     string
+	reentrant bool
+	keys      []string // hash, fence counter, wake channel
+	leaseKeys []string // hash, wake channel
+}
+
+// NewRWMutex returns the read-write lock called name whose leases last ttl
+// unless extended. It does not contact Redis. It fails with ErrClosed,
+// ErrInvalidName (empty, or longer than MaxNameLen), ErrInvalidTTL (outside
+// [MinTTL, MaxTTL]) or ErrInvalidOption (Reentrant without Owner, Owner
+// longer than MaxNameLen).
+func (c *Client) NewRWMutex(name string, ttl time.Duration, opts *RWMutexOptions) (*RWMutex, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := validName(name); err != nil {
+		return nil, err
+	}
+	ms, err := validTTL(ttl)
+	if err != nil {
+		return nil, err
+	}
+	var o RWMutexOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Reentrant && o.Owner == "" {
+		return nil, fmt.Errorf("%w: Reentrant requires Owner", ErrInvalidOption)
+	}
+	if len(o.Owner) > MaxNameLen {
+		return nil, fmt.Errorf("%w: Owner longer than MaxNameLen (%d)", ErrInvalidOption, MaxNameLen)
+	}
+	k := c.Key(name)
+	return &RWMutex{
+		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant,
+		keys:      []string{k + ":rw", k + ":fence", k + ":wake"},
+		leaseKeys: []string{k + ":rw", k + ":wake"},
+	}, nil
+}
+
+// Name returns the lock's name.
+func (rw *RWMutex) Name() string { return rw.name }
+
+// TryRLock makes one attempt to take a read lease and does not wait. It
+// blocks for one round trip. It returns the lease, whose Fence is that of
+// the last write grant, or ErrNotObtained when another owner holds the
+// write lock or a writer is waiting, or ErrClosed, ErrNilContext or the
+// Scripter's error; on any error nothing is held.
+func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
+	if err := rw.c.check(ctx); err != nil {
+		return nil, err
+	}
+	l, _, err := rw.try(ctx, false, "")
+	return l, err
+}
+
+// RLock takes a read lease, waiting while another owner holds the write
+// lock or a writer is waiting. It blocks until the lease is granted or ctx
+// is done, pausing between attempts as Mutex.Lock does. When ctx ends first
+// it returns ErrNotObtained joined with ctx.Err(). A Scripter error (other
+// than one caused by ctx) is returned at once. On any error nothing is held.
+func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
+	if err := rw.c.check(ctx); err != nil {
+		return nil, err
+	}
+	return rw.c.wait(ctx, rw.name, func(ctx context.Context) (*Lease, time.Duration, error) {
+		return rw.try(ctx, false, "")
+	})
+}
+
+// TryLock makes one attempt to take the write lock and does not wait; it
+// records no intent, so it does not hold back readers. It blocks for one
+// round trip. It returns the lease with a new fence, or ErrNotObtained when
+// another owner holds the write lock or any reader holds a read lease, or
+// ErrClosed, ErrNilContext or the Scripter's error; on any error nothing is
+// held.
+func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
+	if err := rw.c.check(ctx); err != nil {
+		return nil, err
+	}
+	l, _, err := rw.try(ctx, true, "")
+	return l, err
+}
+
+// Lock takes the write lock, waiting while another owner holds it or any
+// read lease lives. While it waits, its intent keeps new readers out (see
+// RWMutex). It blocks until the lock is acquired or ctx is done; there is no
+// give-up after a number of attempts. When ctx ends first it returns
+// ErrNotObtained joined with ctx.Err(); a Scripter error (other than one
+// caused by ctx) is returned at once. On any error nothing is held and the
+// intent is dropped (one bounded extra round trip), so readers proceed at
+// once.
+func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
+	if err := rw.c.check(ctx); err != nil {
+		return nil, err
+	}
+	intent := rwIntent + newToken()
+	var tried, cleaned bool
+	l, err := rw.c.wait(ctx, rw.name, func(ctx context.Context) (*Lease, time.Duration, error) {
+		tried = true
+		l, pttl, err := rw.try(ctx, true, intent)
+		cleaned = err != nil && !errors.Is(err, ErrNotObtained) // try dropped the intent
+		return l, pttl, err
+	})
+	if err != nil && tried && !cleaned {
+		rw.abandon(ctx, "", "", intent)
+	}
+	return l, err
+}
+
+// Downgrade turns write, a write lease of this lock, into a read lease in
+// one script, so no writer can take the lock in between; other waiting
+// readers are woken unless a writer is waiting. The read lease lasts the
+// RWMutex's TTL, keeps write's owner and fence, and is what must be
+// unlocked afterwards: write counts as released (its Unlock returns nil,
+// its Extend and TTL ErrExpired). It blocks for one round trip and is
+// serialized with write's Unlock.
+//
+// It fails with ErrInvalidOption when write is nil, a read lease, or a
+// lease of another lock (a Mutex, or an RWMutex of another name or
+// prefix), and with ErrExpired when write was released; nothing is sent
+// then. It fails with ErrExpired when the write hold had expired and with
+// ErrHeldByOther when another owner holds the lock now; write then counts
+// as released. On ErrClosed, ErrNilContext or a Scripter error write is
+// unchanged (a bounded clean-up call drops the read hold the failed call
+// may have created, when its hold id is unique to this lease) and may be
+// unlocked.
+func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (*Lease, error) {
+	if err := rw.c.check(ctx); err != nil {
+		return nil, err
+	}
+	if write == nil {
+		return nil, fmt.Errorf("%w: Downgrade of a nil lease", ErrInvalidOption)
+	}
+	if write.ops != rwOps || !strings.HasPrefix(write.hold, rwWrite) || len(write.keys) == 0 || write.keys[0] != rw.keys[0] {
+		return nil, fmt.Errorf("%w: Downgrade of a lease that is not a write lease of %q", ErrInvalidOption, rw.name)
+	}
+	write.unlockMu.Lock()
+	defer write.unlockMu.Unlock()
+	write.mu.Lock()
+	released := write.released
+	write.mu.Unlock()
+	if released {
+		return nil, fmt.Errorf("%w: %q: lease was released", ErrExpired, rw.name)
+	}
+	id := strings.TrimPrefix(write.hold, rwWrite)
+	read := rwRead + id
+	start := time.Now()
+	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.leaseKeys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), read})
+	var v []int64
+	if err == nil {
+		v, err = replyInts(scriptRWDowngrade, r, 2)
+		if err == nil && (v[0] < -1 || v[0] > 1) {
+			err = fmt.Errorf("%w: downgrade status %d", ErrUnexpectedReply, v[0])
+		}
+	}
+	if err != nil {
+		if id != write.owner || rw.owner == "" { // a random hold id
+			rw.abandon(ctx, write.owner, read, "")
+		}
+		return nil, err
+	}
+	if err := write.outcome(v[0]); err != nil {
+		write.lose(err)
+		write.end()
+		return nil, err
+	}
+	write.end() // released: as after Unlock, its Context is cancelled
+	return &Lease{
+		c: rw.c, ops: rwOps, name: rw.name, keys: rw.leaseKeys,
+		owner: write.owner, hold: read, fence: v[1], validUntil: rw.c.validity(start, rw.ttlMS),
+		ttlMS: rw.ttlMS,
+	}, nil
+}
+
+// try runs the read or write acquire script once. intent is the waiting
+// writer's intent field, "" for none. When refused it returns
+// ErrNotObtained and the remaining time to wait at most before retrying.
+func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, time.Duration, error) {
+	owner, id := rw.owner, ""
+	switch {
+	case owner == "":
+		owner = newToken()
+		id = owner
+	case rw.reentrant:
+		id = newToken()
+	default:
+		id = owner
+	}
+	unique := rw.owner == "" || rw.reentrant // the hold is this attempt's alone
+	s, hold := scriptRWRLock, rwRead+id
+	args := []string{owner, hold, strconv.FormatInt(rw.ttlMS, 10)}
+	if write {
+		s, hold = scriptRWLock, rwWrite+id
+		args = []string{owner, hold, args[2], intent}
+	}
+	start := time.Now()
+	r, err := rw.c.run(ctx, s, rw.keys, args)
+	var v []int64
+	if err == nil {
+		v, err = replyInts(s, r, 2)
+		if err == nil && v[0] != 0 && v[0] != 1 {
+			err = fmt.Errorf("%w: %s status %d", ErrUnexpectedReply, s.name, v[0])
+		}
+	}
+	if err != nil {
+		// The script may have run: drop what it may have left behind.
+		if unique {
+			rw.abandon(ctx, owner, hold, intent)
+		} else if intent != "" {
+			rw.abandon(ctx, "", "", intent)
+		}
+		return nil, 0, err
+	}
+	if v[0] == 0 {
+		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, rw.name)
+	}
+	return &Lease{
+		c: rw.c, ops: rwOps, name: rw.name, keys: rw.leaseKeys,
+		owner: owner, hold: hold, fence: v[1], validUntil: rw.c.validity(start, rw.ttlMS),
+		ttlMS: rw.ttlMS,
+	}, 0, nil
+}
+
+// abandon drops a hold (when hold is not "") and an intent (when intent is
+// not "") left by a failed call: best effort and bounded, like
+// a Mutex's clean-up, so nothing is left behind until the TTL.
+func (rw *RWMutex) abandon(ctx context.Context, owner, hold, intent string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rwCleanupTimeout)
+	defer cancel()
+	_, _ = rw.c.run(ctx, scriptRWCancel, rw.leaseKeys, []string{owner, hold, intent})
+}
+
+// rwCleanupTimeout bounds a clean-up call after a failed or abandoned call.
+const rwCleanupTimeout = 500 * time.Millisecond
