@@ -37,9 +37,19 @@ var refreshCases = []testCase{
 		check: checkLostByDeadline,
 	},
 	{
+		name:  "Refresh/RWKeepsHeld",
+		rule:  "Auto-refresh keeps a read-write lock's read and write leases held for five times their TTL; Lost does not fire.",
+		check: checkRWRefresh,
+	},
+	{
 		name:  "Do/ReturnsFnError",
 		rule:  "Do runs fn under the lock, returns fn's error unmasked by the release, and leaves the lock free.",
 		check: checkDoReturnsFnError,
+	},
+	{
+		name:  "Do/RWReturnsFnError",
+		rule:  "RWMutex.Do and RDo run fn under the write and a read lock, return fn's error, and leave the lock free.",
+		check: checkRWDo,
 	},
 	{
 		name:  "Do/CancelOnLoss",
@@ -195,4 +205,54 @@ func checkNoLeaks(t *testing.T, e *env) {
 	}
 	require.NoError(t, c2.Close(), "call: Close")
 	goleak.VerifyNone(t, opts...)
+}
+
+func checkRWRefresh(t *testing.T, e *env) {
+	c := e.client(nil)
+	opts := &locker.RWMutexOptions{AutoRefresh: true}
+	rw, err := c.NewRWMutex("rw-refresh", refreshTTL, opts)
+	require.NoError(t, err, "call: NewRWMutex")
+	other, err := e.client(nil).NewRWMutex("rw-refresh", refreshTTL, nil)
+	require.NoError(t, err, "call: NewRWMutex")
+	for _, write := range []bool{false, true} {
+		var l *locker.Lease
+		if write {
+			l, err = rw.TryLock(e.ctx)
+		} else {
+			l, err = rw.TryRLock(e.ctx)
+		}
+		require.NoError(t, err, "call: acquire (write %v) with AutoRefresh", write)
+		end := time.Now().Add(5 * refreshTTL)
+		for time.Now().Before(end) {
+			_, err := other.TryLock(e.ctx)
+			require.ErrorIs(t, err, locker.ErrNotObtained, "call: other writer's TryLock while the auto-refreshed lease (write %v) lives", write)
+			select {
+			case <-l.Lost():
+				t.Fatalf("call: Lost() fired while auto-refreshed (write %v): %v", write, l.Err())
+			case <-time.After(refreshTTL / 5):
+			}
+		}
+		require.NoError(t, l.Unlock(e.ctx), "call: Unlock (write %v)", write)
+	}
+}
+
+func checkRWDo(t *testing.T, e *env) {
+	c := e.client(nil)
+	rw, err := c.NewRWMutex("rw-do", 10*time.Second, nil)
+	require.NoError(t, err, "call: NewRWMutex")
+	err = rw.Do(e.ctx, func(ctx context.Context) error {
+		_, err := rw.TryRLock(ctx)
+		assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryRLock inside Do")
+		return errFn
+	})
+	assert.ErrorIs(t, err, errFn, "call: Do's error")
+	err = rw.RDo(e.ctx, func(ctx context.Context) error {
+		_, err := rw.TryLock(ctx)
+		assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock inside RDo")
+		return errFn
+	})
+	assert.ErrorIs(t, err, errFn, "call: RDo's error")
+	l, err := rw.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock after Do and RDo: the lock must be free")
+	require.NoError(t, l.Unlock(e.ctx))
 }

@@ -23,6 +23,24 @@ func (m *Mutex) Do(ctx context.Context, fn func(ctx context.Context) error) erro
 	return do(ctx, func(ctx context.Context) (*Lease, error) { return m.Lock(ctx) }, fn)
 }
 
+// Do takes the write lock (blocking, as Lock does), runs fn, releases it and
+// returns fn's error, exactly as Mutex.Do does.
+func (rw *RWMutex) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	if err := rw.c.check(ctx); err != nil {
+		return err
+	}
+	return do(ctx, rw.Lock, fn)
+}
+
+// RDo takes a read lock (blocking, as RLock does), runs fn, releases it and
+// returns fn's error, as Mutex.Do does for the mutex.
+func (rw *RWMutex) RDo(ctx context.Context, fn func(ctx context.Context) error) error {
+	if err := rw.c.check(ctx); err != nil {
+		return err
+	}
+	return do(ctx, rw.RLock, fn)
+}
+
 // do is Do for any lock type.
 func do(ctx context.Context, acquire func(context.Context) (*Lease, error), fn func(context.Context) error) error {
 	l, err := acquire(ctx)

@@ -46,6 +46,12 @@ type RWMutexOptions struct {
 	// expiry); every Unlock drops one. Requires Owner. Default false: one
 	// read hold and one write hold per owner.
 	Reentrant bool
+
+	// AutoRefresh keeps every lease, read or write, alive until Unlock, as
+	// MutexOptions.AutoRefresh does: renewed every third of the TTL by the
+	// Client's shared renewer, and reported Lost at once when a renewal
+	// fails for good or the validity deadline passes. Default false.
+	AutoRefresh bool
 }
 
 // RWMutex is a distributed read-write lock on one name: any number of
@@ -92,6 +98,7 @@ type RWMutex struct {
 	ttlMS     int64
 	owner     string
 	reentrant bool
+	refresh   bool
 	keys      []string // hash, fence counter, wake channel
 	leaseKeys []string // hash, wake channel
 }
@@ -124,7 +131,7 @@ func (c *Client) NewRWMutex(name string, ttl time.Duration, opts *RWMutexOptions
 	}
 	k := c.Key(name)
 	return &RWMutex{
-		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant,
+		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant, refresh: o.AutoRefresh,
 		keys:      []string{k + ":rw", k + ":fence", k + ":wake"},
 		leaseKeys: []string{k + ":rw", k + ":wake"},
 	}, nil
@@ -258,11 +265,13 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (*Lease, error) 
 		return nil, err
 	}
 	write.end() // released: as after Unlock, its Context is cancelled
-	return &Lease{
+	l := &Lease{
 		c: rw.c, ops: rwOps, name: rw.name, keys: rw.leaseKeys,
 		owner: write.owner, hold: read, fence: v[1], validUntil: rw.c.validity(start, rw.ttlMS),
-		ttlMS: rw.ttlMS,
-	}, nil
+		ttlMS: rw.ttlMS, refresh: rw.refresh,
+	}
+	rw.c.startRefresh(l)
+	return l, nil
 }
 
 // try runs the read or write acquire script once. intent is the waiting
@@ -307,11 +316,13 @@ func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, 
 	if v[0] == 0 {
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, rw.name)
 	}
-	return &Lease{
+	l := &Lease{
 		c: rw.c, ops: rwOps, name: rw.name, keys: rw.leaseKeys,
 		owner: owner, hold: hold, fence: v[1], validUntil: rw.c.validity(start, rw.ttlMS),
-		ttlMS: rw.ttlMS,
-	}, 0, nil
+		ttlMS: rw.ttlMS, refresh: rw.refresh,
+	}
+	rw.c.startRefresh(l)
+	return l, 0, nil
 }
 
 // abandon drops a hold (when hold is not "") and an intent (when intent is

@@ -152,8 +152,13 @@ if wait > 0 then
   finish(KEYS[3])
   return {0, wait}
 end
-fence = redis.call('INCR', KEYS[2])
-redis.call('HSET', KEYS[1], 'f', fence)
+-- The next fence, as the mutex takes it: above the last one and at least
+-- the server's clock in microseconds, so fences keep increasing even when
+-- the counter is lost with a restart.
+fence = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1,
+  tonumber(t[1]) * 1000000 + tonumber(t[2]))
+redis.call('SET', KEYS[2], string.format('%d', fence))
+redis.call('HSET', KEYS[1], 'f', string.format('%d', fence))
 put(hold, now + ttl, owner)
 if intent ~= '' then
   drop(intent)

@@ -142,7 +142,7 @@ end
 put(hold, exp, owner)
 if not fence then
   fence = tonumber(redis.call('GET', KEYS[2]) or '0')
-  redis.call('HSET', KEYS[1], 'f', fence)
+  redis.call('HSET', KEYS[1], 'f', string.format('%d', fence))
 end
 finish(KEYS[3])
 return {1, fence}
