@@ -12,8 +12,12 @@
 // A lock called name lives in the hash "<prefix>{<name>}" (with '%', '{'
 // and '}' of name escaped), and its fence counter in
 // "<prefix>{<name>}:fence", which never expires. The braces form a hash tag,
-// so every key of one lock is in one Cluster slot. Claim markers live in
-// "<prefix>{<key>}:claim". The default prefix is "scriptlock:".
+// so every key of one lock is in one Cluster slot. A FIFO mutex queues its
+// waiters in "<prefix>{<name>}:q" and ":qx"; a read-write lock lives in the
+// hash "<prefix>{<name>}:rw" and shares the fence counter; release
+// messages go out on the shard channel "<prefix>{<name>}:wake". Claim
+// markers live in "<prefix>{<key>}:claim". The default prefix is
+// "scriptlock:".
 //
 // # Semantics
 //

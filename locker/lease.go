@@ -57,7 +57,7 @@ func (l *Lease) Name() string {
 }
 
 // Token returns the owner token stored in Redis for this lease: 128 random
-// bits, or MutexOptions.Owner when set.
+// bits, or the Owner option (MutexOptions, RWMutexOptions) when set.
 func (l *Lease) Token() string {
 	if l == nil {
 		return ""
@@ -101,8 +101,9 @@ func (l *Lease) Valid() bool {
 	return !d.IsZero() && time.Now().Before(d)
 }
 
-// TTL returns the lock's remaining time to live as the server counts it. It
-// blocks for one round trip. It fails with ErrExpired when nobody holds the
+// TTL returns the lock's remaining time to live as the server counts it
+// (for a read-write lease: this hold's own remaining time). It blocks for
+// one round trip. It fails with ErrExpired when nobody holds the
 // lock or this lease was released, with ErrHeldByOther when another owner
 // holds it, with ErrClosed after Client.Close, or with the Scripter's error.
 func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
