@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# fuzz.sh — runs every Fuzz target of the module (every `func FuzzXxx(f
+# *testing.F)` in a _test.go file of a package under ./...; nested modules
+# such as bench/peers are not part of ./...) for FUZZTIME each, one after the
+# other, and fails if any target fails. A failing input is saved by go test
+# under the package's testdata/fuzz/<target>/, where it then runs as a
+# regression case in plain `go test`.
+#
+#   scripts/fuzz.sh                 # 10s per target
+#   FUZZTIME=1m scripts/fuzz.sh     # longer (any -fuzztime value: 30s, 5000x)
+#
+# The driver packages start a redis-server in TestMain, so redis-server must
+# be on PATH (scripts/test.sh installs it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fuzztime="${FUZZTIME:-10s}"
+module=$(go list -m)
+failed=()
+ran=0
+
+while IFS=' ' read -r pkg dir; do
+	tests=("$dir"/*_test.go)
+	[[ -e "${tests[0]}" ]] || continue
+	targets=$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\([A-Za-z_][A-Za-z0-9_]* \*testing\.F\).*/\1/p' "${tests[@]}" | sort -u)
+	for target in $targets; do
+		rel=".${pkg#"$module"}"
+		echo "== go test -run '^\$' -fuzz '^${target}\$' -fuzztime ${fuzztime} ${rel}"
+		ran=$((ran + 1))
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$rel" </dev/null; then
+			failed+=("${rel} ${target}")
+		fi
+	done
+done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)
+
+if ((ran == 0)); then
+	echo "fuzz.sh: no Fuzz targets found" >&2
+	exit 1
+fi
+if ((${#failed[@]} > 0)); then
+	echo "fuzz.sh: ${#failed[@]} of ${ran} fuzz targets failed:" >&2
+	printf '  %s\n' "${failed[@]}" >&2
+	exit 1
+fi
+echo "fuzz.sh: ${ran} fuzz targets passed (${fuzztime} each)"
