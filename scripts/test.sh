@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # test.sh — the test command: installs redis-server when it is missing (and
-# apt-get is available), then runs go vet and the whole test suite under the
-# race detector against redis-server processes the tests start themselves.
+# apt-get is available), then runs gofmt, go vet, staticcheck, the whole test
+# suite under the race detector against redis-server processes the tests
+# start themselves, and a short run of every fuzz target.
 #
 #   scripts/test.sh            # everything
-#   scripts/test.sh ./locker   # extra arguments replace ./... (packages, -run, ...)
+#   scripts/test.sh ./locker   # extra arguments replace ./... (and skip fuzzing)
+#   SCRIPTLOCK_FUZZ=0 scripts/test.sh   # no fuzz run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -33,3 +35,8 @@ fi
 
 echo "== go test -race -count=1 ${*:-./...}"
 go test -race -count=1 -timeout 12m "${@:-./...}"
+
+if [[ $# -eq 0 && "${SCRIPTLOCK_FUZZ:-1}" == 1 ]]; then
+	echo "== scripts/fuzz.sh (FUZZTIME=${FUZZTIME:-10s} per target)"
+	scripts/fuzz.sh
+fi
