@@ -24,6 +24,35 @@
 // the reply arrives or ReadTimeout fires. The driver does not add a watchdog
 // goroutine of its own.
 //
+// # Push wake-ups
+//
+// The Scripter also implements [locker.Subscriber] with sharded pub/sub
+// (SSUBSCRIBE), so waiters are woken by the release itself. It needs a
+// *redis.Client, *redis.ClusterClient or *redis.Ring; with any other
+// redis.Scripter, Subscribe fails and the core polls.
+//
+// All channels served by one node share one go-redis PubSub (one
+// connection from that node client's pub/sub pool): one for a single
+// server, one per master of a Cluster, one per shard of a Ring. The
+// connection is opened by the first Subscribe for its node and closed when
+// the node's last subscription is unsubscribed; while open it is served by
+// two goroutines of the driver (a reader and a writer). Nothing runs when
+// nothing is subscribed, and the Scripter needs no Close.
+//
+// go-redis's own PubSub reconnection is not relied on (it resubscribes all
+// channels in one command, which a Cluster node refuses when they span
+// slots). Instead, when a connection is lost, or found dead because a PING
+// sent after 3 s of silence stays unanswered for 3 s, every subscriber of
+// that connection is called at once (messages may have been lost), and the
+// driver reconnects with backoff (50 ms doubling to 2 s, calling the
+// subscribers again after each failed attempt) for as long as
+// subscriptions remain, routes each channel afresh, subscribes again, and
+// calls the subscribers once more when the server confirms. A MOVED reply,
+// or the server dropping a channel by itself (its slot migrated, or a
+// failover demoted the node), moves the channel to its current master the
+// same way. A Subscribe still waiting for its confirmation fails instead,
+// as it does after 5 s without one.
+//
 // A minimal setup:
 //
 //	rdb := redis.NewClient(&redis.Options{

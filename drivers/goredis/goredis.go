@@ -10,22 +10,29 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
 // Scripter runs scriptlock's scripts through a go-redis client. It is safe
 // for concurrent use by multiple goroutines, as the client is.
 type Scripter struct {
-	c redis.Scripter
+	c   redis.Scripter
+	mux *pubsubmux.Mux // pub/sub connections for Subscribe, opened on demand
 }
 
-var _ locker.Scripter = (*Scripter)(nil)
+var (
+	_ locker.Scripter   = (*Scripter)(nil)
+	_ locker.Subscriber = (*Scripter)(nil)
+)
 
 // New returns a Scripter that sends its commands through c. The client stays
 // owned by the caller: closing it is the caller's job, and c must stay open
-// while the Scripter is in use.
+// while the Scripter is in use. The Scripter owns only the pub/sub
+// connections it opens for Subscribe (through c's node clients), and
+// closes each when its last subscription ends.
 func New(c redis.Scripter) *Scripter {
-	return &Scripter{c: c}
+	return &Scripter{c: c, mux: pubsubmux.New("goredis", newTransport(c))}
 }
 
 // EvalSha runs EVALSHA sha1 with keys and args and returns the translated

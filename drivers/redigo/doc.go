@@ -33,6 +33,37 @@
 // few attempts. That is routing, not retrying failures: every other error is
 // returned at once.
 //
+// # Push wake-ups
+//
+// The Scripter also implements [locker.Subscriber] with sharded pub/sub
+// (SSUBSCRIBE), so waiters are woken by the release itself. redigo's
+// PubSubConn does not know the sharded commands, so the driver speaks them
+// itself on a plain connection.
+//
+// All channels served by one node share one connection: for a Pool, one
+// dialed with the Pool's DialContext (or Dial) function, outside the pool
+// and its limits (a subscribed connection must never go back to a pool);
+// for a Cluster, one per master, dialed as redisc dials nodes
+// (redis.DialContext with Cluster.DialOptions). The driver routes channels
+// with its own copy of the slot map (CLUSTER SLOTS, updated by MOVED
+// replies), since redisc does not expose its own. A connection is opened by
+// the first Subscribe for its node and closed when the node's last
+// subscription is unsubscribed; while open it is served by two goroutines
+// of the driver (a reader and a writer). Its reads have no timeout, whatever
+// the DialOptions say: liveness is checked with PING after 3 s of silence,
+// and the connection is dropped when the PING stays unanswered for 3 s.
+// Nothing runs when nothing is subscribed, and the Scripter needs no Close.
+//
+// When a connection is lost, every subscriber of that connection is called
+// at once (messages may have been lost), and the driver reconnects with
+// backoff (50 ms doubling to 2 s, calling the subscribers again after each
+// failed attempt) for as long as subscriptions remain, routes each channel
+// afresh, subscribes again, and calls the subscribers once more when the
+// server confirms. A MOVED reply, or the server dropping a channel by
+// itself (its slot migrated, or a failover demoted the node), moves the
+// channel to its current master the same way. A Subscribe still waiting for
+// its confirmation fails instead, as it does after 5 s without one.
+//
 // A minimal setup:
 //
 //	pool := &redis.Pool{

@@ -10,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
+	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -24,10 +25,14 @@ const (
 // Scripter runs scriptlock's scripts through redigo, on a single server or a
 // Redis Cluster. It is safe for concurrent use by multiple goroutines.
 type Scripter struct {
-	b backend
+	b   backend
+	mux *pubsubmux.Mux // pub/sub connections for Subscribe, opened on demand
 }
 
-var _ locker.Scripter = (*Scripter)(nil)
+var (
+	_ locker.Scripter   = (*Scripter)(nil)
+	_ locker.Subscriber = (*Scripter)(nil)
+)
 
 // backend is what differs between a single server and a Cluster.
 type backend interface {
@@ -40,18 +45,23 @@ type backend interface {
 // New returns a Scripter for the single server behind p. The pool stays owned
 // by the caller, who closes it; it must stay open while the Scripter is in
 // use. Its connections must implement redis.ConnWithContext (those made by
-// redis.Dial and redis.DialContext do).
+// redis.Dial and redis.DialContext do). The Scripter owns only the pub/sub
+// connection it dials for Subscribe with the pool's DialContext (or Dial)
+// function, and closes it when the last subscription ends.
 func New(p *redis.Pool) *Scripter {
-	return &Scripter{b: poolBackend{p: p}}
+	return &Scripter{b: poolBackend{p: p}, mux: pubsubmux.New("redigo", poolTransport{p: p})}
 }
 
 // NewCluster returns a Scripter for the Redis Cluster c. The cluster stays
 // owned by the caller, who closes it; it must stay open while the Scripter is
 // in use. Calling c.Refresh before use is recommended but not required:
 // ScriptLoad refreshes the slot mapping itself, and other calls follow
-// redirections. See the package doc for how contexts are honoured.
+// redirections. See the package doc for how contexts are honoured. The
+// Scripter owns only the pub/sub connections it dials for Subscribe (one per
+// master, with c.DialOptions), and closes each when its last subscription
+// ends.
 func NewCluster(c *redisc.Cluster) *Scripter {
-	return &Scripter{b: clusterBackend{c: c}}
+	return &Scripter{b: clusterBackend{c: c}, mux: pubsubmux.New("redigo", &clusterTransport{c: c})}
 }
 
 // EvalSha runs EVALSHA sha1 with keys and args and returns the translated

@@ -14,14 +14,19 @@ import (
 // Scripter runs scriptlock's scripts through a rueidis client. It is safe for
 // concurrent use by multiple goroutines, as the client is.
 type Scripter struct {
-	c rueidis.Client
+	c  rueidis.Client
+	ps pubsub // Subscribe's state
 }
 
-var _ locker.Scripter = (*Scripter)(nil)
+var (
+	_ locker.Scripter   = (*Scripter)(nil)
+	_ locker.Subscriber = (*Scripter)(nil)
+)
 
 // New returns a Scripter that sends its commands through c. The client stays
 // owned by the caller: closing it is the caller's job, and c must stay open
-// while the Scripter is in use.
+// while the Scripter is in use. Subscribe uses c's own pub/sub connections;
+// the Scripter opens none of its own.
 func New(c rueidis.Client) *Scripter {
 	return &Scripter{c: c}
 }

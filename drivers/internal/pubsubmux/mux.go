@@ -12,24 +12,26 @@
 // its last subscription goes away. While open it is served by two
 // goroutines: a writer, which sends SSUBSCRIBE, SUNSUBSCRIBE and PING and
 // reconnects, and a reader, which delivers messages. Nothing else runs in
-// the background, so once every subscription is gone (and the goroutines
-// have noticed, a matter of microseconds) no goroutine of the Mux remains.
+// the background, so once every subscription is gone no goroutine of the
+// Mux remains, as soon as both have noticed (at once, unless a dial in
+// progress must first finish or time out).
 //
 // # Failures
 //
 // A subscription not yet confirmed fails (Subscribe returns an error) when
 // its connection fails, when the server answers SSUBSCRIBE with an error,
 // or when no confirmation arrives within [ConfirmTimeout]. A confirmed
-// subscription is never dropped: when its connection is lost the Mux
-// calls its onMessage once at once (messages may have been lost), then
-// reconnects with backoff (50 ms doubling to 2 s) for as long as the
-// subscription lasts, subscribes again, routing the channel afresh, and
-// calls onMessage once more when the new subscription is confirmed. A
-// MOVED reply, or a SUNSUBSCRIBE the server sends by itself (the slot
-// migrated, or a failover demoted the node), makes the channel follow its
-// slot to the current master the same way. The writer sends PING after [HealthInterval] without traffic
-// and drops the connection when the PING stays unanswered for another
-// HealthInterval, so a silently dead connection is noticed too.
+// subscription is never dropped: when its connection is lost the Mux calls
+// its onMessage at once (messages may have been lost) and again after each
+// failed reconnection attempt, reconnects with backoff (50 ms doubling to
+// 2 s) for as long as the subscription lasts, routes the channel afresh,
+// subscribes again, and calls onMessage once more when the new subscription
+// is confirmed. A MOVED reply, or a SUNSUBSCRIBE the server sends by itself
+// (the slot migrated, or a failover demoted the node), makes the channel
+// follow its slot to the current master the same way. The writer sends
+// PING after [HealthInterval] without traffic and drops the connection when
+// the PING stays unanswered for another HealthInterval, so a silently dead
+// connection is noticed too.
 package pubsubmux
 
 import (
@@ -135,6 +137,10 @@ type Transport interface {
 	// by itself (the slot migrated, or the node stopped being its master).
 	// It must not block on the network.
 	Stale(channel string, err error)
+	// Lost reports that a connection to shard failed or could not be made,
+	// before the Mux routes its channels again: the node may be gone. It
+	// must not block on the network.
+	Lost(shard string)
 }
 
 // Mux multiplexes sharded subscriptions over one connection per shard. Its
@@ -534,6 +540,7 @@ func (sh *shard) teardown(ss *session, why error) {
 // and every channel is routed again before the next SSUBSCRIBE.
 func (sh *shard) lose(err error) {
 	m := sh.m
+	m.t.Lost(sh.key)
 	var notify []*sub
 	m.mu.Lock()
 	for name, ch := range sh.chans {
@@ -592,7 +599,8 @@ func (sh *shard) reroute() (again time.Duration) {
 		case key == sh.key:
 			// Still routed here: after a redirection, give the routing a
 			// moment to catch up before asking this shard again.
-			if wait := redirectDelay - time.Since(ch.movedAt); !ch.movedAt.IsZero() && wait > 0 {
+			delay := redirectDelay << min(max(ch.redirects-1, 0), 4) // 100 ms doubling to 1.6 s
+			if wait := delay - time.Since(ch.movedAt); !ch.movedAt.IsZero() && wait > 0 {
 				again = max(again, wait)
 			} else {
 				ch.moving = false

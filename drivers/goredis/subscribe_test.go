@@ -1,0 +1,59 @@
+package goredis_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/scriptlock/scriptlock/drivers/goredis"
+)
+
+// TestSubscribe checks fan-out, unsubscribe and clean-up of Subscribe on
+// one connection; the conformance suite covers the rest.
+func TestSubscribe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	require.NoError(t, rdb.Ping(ctx).Err())
+	leaks := goleak.IgnoreCurrent()
+	s := goredis.New(rdb)
+
+	var a1, a2, b atomic.Int64
+	count := func(n *atomic.Int64) func() { return func() { n.Add(1) } }
+	unA1, err := s.Subscribe(ctx, "sub{a}:wake", count(&a1))
+	require.NoError(t, err)
+	unA2, err := s.Subscribe(ctx, "sub{a}:wake", count(&a2))
+	require.NoError(t, err)
+	unB, err := s.Subscribe(ctx, "sub{b}:wake", count(&b))
+	require.NoError(t, err)
+
+	publish := func(ch string) {
+		_, err := s.Eval(ctx, "return redis.call('SPUBLISH', KEYS[1], 'x')", []string{ch}, nil)
+		require.NoError(t, err)
+	}
+	for range 3 {
+		publish("sub{a}:wake")
+	}
+	publish("sub{b}:wake")
+	require.Eventually(t, func() bool { return a1.Load() == 3 && a2.Load() == 3 && b.Load() == 1 },
+		5*time.Second, 5*time.Millisecond, "a1=%d a2=%d b=%d", a1.Load(), a2.Load(), b.Load())
+
+	unA1()
+	unA1() // idempotent
+	publish("sub{a}:wake")
+	require.Eventually(t, func() bool { return a2.Load() == 4 }, 5*time.Second, 5*time.Millisecond)
+	require.Equal(t, int64(3), a1.Load(), "a1 after its unsubscribe")
+	require.Equal(t, int64(1), b.Load(), "b got messages of another channel")
+
+	unA2()
+	unB()
+	publish("sub{b}:wake")
+	require.Equal(t, int64(1), b.Load(), "b after its unsubscribe")
+	goleak.VerifyNone(t, leaks)
+}
