@@ -91,9 +91,12 @@ func watchLost(ls []*locker.Lease) *lostWatch {
 	for i, l := range ls {
 		w.ok[i] = make(chan struct{})
 		go func() {
-			<-l.Lost()
-			w.at[i] = time.Now()
-			close(w.ok[i])
+			select {
+			case <-l.Lost():
+				w.at[i] = time.Now()
+				close(w.ok[i])
+			case <-l.Context().Done(): // unlocked, not lost: stop watching
+			}
 		}()
 	}
 	return w

@@ -81,8 +81,9 @@ func redisCluster(t testing.TB, addrs []string, opts ...redigo.DialOption) locke
 			DialOptions:  append([]redigo.DialOption{redigo.DialConnectTimeout(5 * time.Second), redigo.DialReadTimeout(10 * time.Second)}, opts...),
 			CreatePool: func(addr string, opts ...redigo.DialOption) (*redigo.Pool, error) {
 				return &redigo.Pool{
-					MaxIdle:     128,
-					IdleTimeout: time.Minute,
+					MaxIdle:      128,
+					IdleTimeout:  time.Minute,
+					TestOnBorrow: testOnBorrow,
 					DialContext: func(ctx context.Context) (redigo.Conn, error) {
 						return redigo.DialContext(ctx, "tcp", addr, opts...)
 					},
@@ -100,12 +101,25 @@ func redisCluster(t testing.TB, addrs []string, opts ...redigo.DialOption) locke
 func redigoPool(addr string, opts ...redigo.DialOption) *redigo.Pool {
 	opts = append([]redigo.DialOption{redigo.DialConnectTimeout(5 * time.Second)}, opts...)
 	return &redigo.Pool{
-		MaxIdle:     128,
-		IdleTimeout: time.Minute,
+		MaxIdle:      128,
+		IdleTimeout:  time.Minute,
+		TestOnBorrow: testOnBorrow,
 		DialContext: func(ctx context.Context) (redigo.Conn, error) {
 			return redigo.DialContext(ctx, "tcp", addr, opts...)
 		},
 	}
+}
+
+// testOnBorrow pings a pooled redigo connection that sat idle for more than
+// 100 ms before handing it out, so a connection the server closed (CLIENT
+// KILL, restart) is replaced instead of failing the next call. Hot
+// connections are not pinged: the uncontended lock stays two round trips.
+func testOnBorrow(c redigo.Conn, idleSince time.Time) error {
+	if time.Since(idleSince) < 100*time.Millisecond {
+		return nil
+	}
+	_, err := c.Do("PING")
+	return err
 }
 
 // Rueidis is the rueidis driver; rueidis detects a Cluster by itself.
