@@ -208,10 +208,9 @@ func expect(m msg) replytest.Want {
 	case typeBlobString, typeSimpleString, typeFloat, typeBigNumber:
 		return replytest.Value(m.str)
 	case typeVerbatimString:
-		// RESP2 sends the text without its "txt:" format prefix (and
-		// go-redis strips it); translate keeps it today. Both are allowed
-		// until that is settled; then keep only m.str[4:].
-		return replytest.OneOf(m.str[4:], m.str)
+		// RESP2 sends the text without its "txt:" format prefix, as
+		// go-redis returns it.
+		return replytest.Value(m.str[4:])
 	case typeBool: // Lua true is 1, false is nil
 		if m.num == 1 {
 			return replytest.Value(int64(1))
@@ -238,14 +237,9 @@ func expectMap(kids []msg) replytest.Want {
 	last := make(map[string]int) // key -> index of its last pair
 	for i := 0; i < len(kids); i += 2 {
 		if k := kids[i]; k.typ != typeBlobString && k.typ != typeSimpleString {
-			// rueidis's ToMap takes string keys only and fails with a parse
-			// error otherwise, which translate returns as is (go-redis
-			// translates such a map). Allowed until that is settled; then
-			// keep only replytest.Unexpected.
-			return replytest.Fails(replytest.Unexpected, replytest.ErrCheck{
-				Desc: "is a rueidis parse error",
-				OK:   rueidis.IsParseErr,
-			})
+			// rueidis's ToMap takes string keys only: such a map is an
+			// unexpected reply.
+			return replytest.Fails(replytest.Unexpected)
 		}
 		last[kids[i].str] = i
 	}

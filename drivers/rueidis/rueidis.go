@@ -135,8 +135,8 @@ func translate(m *rueidis.RedisMessage) (any, error) {
 		return out, nil
 	case m.IsMap(): // RESP3 map: flattened to key, value pairs as RESP2 sends them.
 		kv, err := m.ToMap()
-		if err != nil {
-			return nil, err
+		if err != nil { // rueidis reads string keys only
+			return nil, fmt.Errorf("%w: rueidis: %w", locker.ErrUnexpectedReply, err)
 		}
 		out := make([]any, 0, 2*len(kv))
 		for k, v := range kv {
@@ -148,9 +148,14 @@ func translate(m *rueidis.RedisMessage) (any, error) {
 		}
 		return out, nil
 	}
-	// RESP3 verbatim strings and big numbers: their text, as RESP2 sends it.
+	// RESP3 verbatim strings and big numbers: their text, as RESP2 sends it
+	// (a verbatim string without its "txt:" format prefix; a big number is
+	// digits and '-' only, so the check cannot misfire on one).
 	if v, err := m.ToAny(); err == nil {
 		if s, ok := v.(string); ok {
+			if len(s) >= 4 && s[3] == ':' {
+				s = s[4:]
+			}
 			return s, nil
 		}
 	}
