@@ -1,0 +1,25 @@
+package bench_test
+
+import (
+	"testing"
+
+	"github.com/scriptlock/scriptlock/bench"
+	"github.com/scriptlock/scriptlock/internal/redisserver"
+)
+
+// BenchmarkLock runs every main-module row (scriptlock and raw on each
+// driver, and sync.Mutex) against one redis-server it starts, or the one
+// named by SCRIPTLOCK_REDIS_ADDR. scripts/bench.sh runs it interleaved
+// with the peers' binary.
+func BenchmarkLock(b *testing.B) {
+	srv := redisserver.StartStandalone(b)
+	bench.Benchmark(b, srv.Addr, bench.Targets())
+}
+
+// TestBenchmarksSmoke runs every scenario of BenchmarkLock once with a
+// tiny iteration count, so `go test ./...` proves each still runs to the
+// end (no error, no hang, exclusion held); it asserts no timing.
+func TestBenchmarksSmoke(t *testing.T) {
+	srv := redisserver.StartStandalone(t)
+	bench.Smoke(t, srv.Addr, bench.Targets())
+}

@@ -1,0 +1,52 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	redigo "github.com/gomodule/redigo/redis"
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+)
+
+// The client constructors below use the settings of the project's tests
+// (internal/testdrivers): a ctx deadline bounds socket I/O, pools of 128
+// connections, no client-side cache. Every row that runs on a driver,
+// scriptlock, the raw reference and the peers alike, gets its clients from
+// here, so a difference between rows is never a difference of client
+// settings.
+
+// NewGoRedis returns a go-redis client for the server at addr, with
+// ContextTimeoutEnabled and PoolSize 128, closed by tb.Cleanup.
+func NewGoRedis(tb testing.TB, addr string) *goredis.Client {
+	c := goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true, PoolSize: 128})
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// NewRedigoPool returns a redigo pool for the server at addr, keeping up to
+// 128 idle connections, closed by tb.Cleanup.
+func NewRedigoPool(tb testing.TB, addr string) *redigo.Pool {
+	p := &redigo.Pool{
+		MaxIdle:     128,
+		IdleTimeout: time.Minute,
+		DialContext: func(ctx context.Context) (redigo.Conn, error) {
+			return redigo.DialContext(ctx, "tcp", addr, redigo.DialConnectTimeout(5*time.Second))
+		},
+	}
+	tb.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// NewRueidis returns a rueidis client for the server at addr with the
+// client-side cache disabled, closed by tb.Cleanup. It fails tb when the
+// client cannot connect.
+func NewRueidis(tb testing.TB, addr string) rueidis.Client {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	if err != nil {
+		tb.Fatalf("rueidis: NewClient(%s): %v", addr, err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}

@@ -1,0 +1,153 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Contended returns the scenario
+// "op=contended/clients=<clients>/hold=<hold>": clients goroutines loop on
+// one key (Lock, hold it for hold, Unlock) until n grants were made in
+// total. The goroutine that gets the n-th grant cancels the others' waits,
+// so the run ends right after that grant's hold with every goroutine gone.
+//
+// It reports wait-p50-ns, wait-p99-ns and wait-max-ns (from the Lock call
+// to the grant, over the n grants plus the waits still open at the end,
+// counted with the time they had waited so far), handoffs/s (n divided by
+// the wall time), fairness (fewest grants of one goroutine divided by the
+// most), pending (waits still open at the end, including any that the
+// library granted after the n-th grant; those release at once and are not
+// counted as grants) and giveups (times a Lock gave up by itself and was
+// called again). Two goroutines holding the key at once fail the run.
+func Contended(clients int, hold time.Duration) Scenario {
+	return Scenario{
+		Name:   fmt.Sprintf("op=contended/clients=%d/hold=%s", clients, hold),
+		smokeN: 2 * clients,
+		run: func(ctx context.Context, r *run) error {
+			return contended(ctx, r, clients, hold)
+		},
+	}
+}
+
+func contended(ctx context.Context, r *run, clients int, hold time.Duration) error {
+	key := r.key("contended", 0)
+	n := int64(r.n)
+	var (
+		waits    = make([]time.Duration, n) // indexed by grant number - 1
+		grants   = make([]int64, clients)
+		granted  atomic.Int64
+		holders  atomic.Int32
+		giveups  atomic.Int64
+		endAt    atomic.Int64 // ns from start to the n-th grant
+		mu       sync.Mutex   // guards censored and first
+		censored []time.Duration
+		first    error
+		wg       sync.WaitGroup
+	)
+	waitCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+		stop()
+	}
+	r.resetTimer()
+	start := time.Now()
+	// open records a wait still open when the run ended.
+	open := func(t0 time.Time) {
+		w := time.Duration(endAt.Load()) - t0.Sub(start)
+		mu.Lock()
+		censored = append(censored, max(w, 0))
+		mu.Unlock()
+	}
+	for i := range clients {
+		wg.Go(func() {
+			for waitCtx.Err() == nil {
+				t0 := time.Now()
+				u, err := r.l.Lock(waitCtx, key)
+				for errors.Is(err, ErrGaveUp) && waitCtx.Err() == nil {
+					giveups.Add(1)
+					u, err = r.l.Lock(waitCtx, key)
+				}
+				if err != nil {
+					if waitCtx.Err() != nil && endAt.Load() != 0 {
+						open(t0)
+						return
+					}
+					fail(fmt.Errorf("lock %q: %w", key, err))
+					return
+				}
+				w := time.Since(t0)
+				k := granted.Add(1)
+				if k > n { // granted after the run's end: release at once
+					open(t0)
+					if err := u.Unlock(context.WithoutCancel(ctx)); err != nil {
+						fail(fmt.Errorf("unlock %q: %w", key, err))
+					}
+					return
+				}
+				waits[k-1] = w
+				grants[i]++
+				if k == n {
+					endAt.Store(int64(time.Since(start)))
+					stop()
+				}
+				if h := holders.Add(1); h != 1 {
+					fail(fmt.Errorf("exclusion broken: %d goroutines hold %q at once", h, key))
+				}
+				time.Sleep(hold)
+				holders.Add(-1)
+				if err := u.Unlock(context.WithoutCancel(ctx)); err != nil {
+					fail(fmt.Errorf("unlock %q: %w", key, err))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	r.stopTimer()
+	if first != nil {
+		return first
+	}
+	if g := granted.Load(); g < n {
+		return fmt.Errorf("run ended after %d of %d grants: %w", g, n, context.Cause(ctx))
+	}
+
+	all := append(waits, censored...)
+	slices.Sort(all)
+	r.report(float64(percentile(all, 0.50)), "wait-p50-ns")
+	r.report(float64(percentile(all, 0.99)), "wait-p99-ns")
+	r.report(float64(all[len(all)-1]), "wait-max-ns")
+	r.report(float64(n)/elapsed.Seconds(), "handoffs/s")
+	r.report(fairness(grants), "fairness")
+	r.report(float64(len(censored)), "pending")
+	r.report(float64(giveups.Load()), "giveups")
+	return nil
+}
+
+// percentile returns the nearest-rank p-quantile (0 < p <= 1) of sorted,
+// which must not be empty.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	i := int(math.Ceil(float64(len(sorted))*p)) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// fairness returns the fewest grants divided by the most: 1 when every
+// goroutine got as many grants, 0 when one got none.
+func fairness(grants []int64) float64 {
+	lo, hi := slices.Min(grants), slices.Max(grants)
+	if hi == 0 {
+		return 0
+	}
+	return float64(lo) / float64(hi)
+}

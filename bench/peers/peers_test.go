@@ -1,0 +1,33 @@
+package peers_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/scriptlock/scriptlock/bench"
+	"github.com/scriptlock/scriptlock/bench/peers"
+	"github.com/scriptlock/scriptlock/internal/redisserver"
+)
+
+// TestMain fails the run when a scenario or a client leaves a goroutine
+// behind once every test, benchmark and cleanup has finished.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// BenchmarkLock runs every peer row against the redis-server named by
+// SCRIPTLOCK_REDIS_ADDR (scripts/bench.sh sets it, so both binaries share
+// one server), or one it starts.
+func BenchmarkLock(b *testing.B) {
+	srv := redisserver.StartStandalone(b)
+	bench.Benchmark(b, srv.Addr, peers.Targets())
+}
+
+// TestBenchmarksSmoke runs every peer scenario once with a tiny iteration
+// count; it asserts no timing. Without SCRIPTLOCK_REDIS_ADDR it starts its
+// own redis-server (and fails, naming the fix, when there is none).
+func TestBenchmarksSmoke(t *testing.T) {
+	srv := redisserver.StartStandalone(t)
+	bench.Smoke(t, srv.Addr, peers.Targets())
+}

@@ -1,0 +1,77 @@
+package peers
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
+
+	"github.com/scriptlock/scriptlock/bench"
+)
+
+// Tuned waiting knobs (see the package doc).
+const (
+	// TunedRetryDelay is the fixed pause between attempts of the tuned
+	// redsync and redislock rows.
+	TunedRetryDelay = time.Millisecond
+	// DefaultRedislockBackoff is the pause of the redislock row, from the
+	// package's own retry example (redislock itself defaults to no retry).
+	DefaultRedislockBackoff = 100 * time.Millisecond
+)
+
+// Targets returns the peers' rows, in order: redsync, redsync-tuned,
+// redislock, redislock-tuned (all on go-redis), rueidislock and
+// rueidislock-tuned (on rueidis).
+func Targets() []bench.Target {
+	contended := []bench.Scenario{bench.Contended(8, time.Millisecond)}
+	return []bench.Target{
+		{Lib: "redsync", Driver: "goredis", Scenarios: bench.Standard(), New: twice(func(tb testing.TB, addr string) bench.Locker {
+			return Redsync(redsync.New(redsyncgoredis.NewPool(bench.NewGoRedis(tb, addr))), redsync.WithExpiry(bench.TTL))
+		})},
+		{Lib: "redsync-tuned", Driver: "goredis", Scenarios: contended, New: twice(func(tb testing.TB, addr string) bench.Locker {
+			return Redsync(redsync.New(redsyncgoredis.NewPool(bench.NewGoRedis(tb, addr))), redsync.WithExpiry(bench.TTL),
+				redsync.WithRetryDelay(TunedRetryDelay), redsync.WithTries(math.MaxInt32))
+		})},
+		{Lib: "redislock", Driver: "goredis", Scenarios: bench.Standard(), New: twice(func(tb testing.TB, addr string) bench.Locker {
+			return Redislock(redislock.New(bench.NewGoRedis(tb, addr)), redislock.LinearBackoff(DefaultRedislockBackoff))
+		})},
+		{Lib: "redislock-tuned", Driver: "goredis", Scenarios: contended, New: twice(func(tb testing.TB, addr string) bench.Locker {
+			return Redislock(redislock.New(bench.NewGoRedis(tb, addr)), redislock.LinearBackoff(TunedRetryDelay))
+		})},
+		{Lib: "rueidislock", Driver: "rueidis", Scenarios: bench.Standard(), New: twice(func(tb testing.TB, addr string) bench.Locker {
+			return Rueidislock(newRueidislock(tb, addr, false))
+		})},
+		{Lib: "rueidislock-tuned", Driver: "rueidis", Scenarios: bench.Standard(), New: twice(func(tb testing.TB, addr string) bench.Locker {
+			return Rueidislock(newRueidislock(tb, addr, true))
+		})},
+	}
+}
+
+// twice builds the Locker under test and an independent second instance.
+func twice(one func(tb testing.TB, addr string) bench.Locker) func(tb testing.TB, addr string) (bench.Locker, bench.Locker) {
+	return func(tb testing.TB, addr string) (bench.Locker, bench.Locker) {
+		return one(tb, addr), one(tb, addr)
+	}
+}
+
+// newRueidislock returns a rueidislock Locker with KeyMajority 1 and
+// bench.TTL, its client-side cache on (its default: waiters are woken by
+// invalidations), closed by tb.Cleanup.
+func newRueidislock(tb testing.TB, addr string, noLoop bool) rueidislock.Locker {
+	l, err := rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption:   rueidis.ClientOption{InitAddress: []string{addr}},
+		KeyMajority:    1,
+		KeyValidity:    bench.TTL,
+		NoLoopTracking: noLoop,
+	})
+	if err != nil {
+		tb.Fatalf("rueidislock: NewLocker(%s): %v", addr, err)
+	}
+	tb.Cleanup(l.Close)
+	return l
+}

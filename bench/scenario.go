@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Scenario is one benchmark scenario, runnable on any Locker. Build one
+// with LockUnlock, Contended or TryLockHeld.
+type Scenario struct {
+	// Name is the scenario's part of the benchmark name, key=value per
+	// level, such as "op=lock-unlock/clients=64".
+	Name string
+
+	// smokeN is the iteration count of a smoke run.
+	smokeN int
+	// run does n iterations on r; it controls r's timer itself.
+	run func(ctx context.Context, r *run) error
+}
+
+// Standard returns the scenarios every Redis lock library runs, in order:
+// lock-unlock with 1 and with 64 clients, contended with 8 clients holding
+// 1 ms, and trylock-held.
+func Standard() []Scenario {
+	return append(Uncontended(), Contended(8, time.Millisecond), TryLockHeld())
+}
+
+// Uncontended returns the lock-unlock scenarios with 1 and with 64 clients.
+func Uncontended() []Scenario {
+	return []Scenario{LockUnlock(1), LockUnlock(64)}
+}
+
+// run is one execution of a scenario: a benchmark leaf (b set, n = b.N) or
+// a smoke run (b nil).
+type run struct {
+	b       *testing.B
+	n       int
+	l       Locker
+	other   Locker
+	prefix  string
+	metrics map[string]float64
+}
+
+// key returns the i-th key of scenario op under the target's prefix.
+func (r *run) key(op string, i int) string {
+	return fmt.Sprintf("%s%s:%d", r.prefix, op, i)
+}
+
+func (r *run) resetTimer() {
+	if r.b != nil {
+		r.b.ResetTimer()
+	}
+}
+
+func (r *run) stopTimer() {
+	if r.b != nil {
+		r.b.StopTimer()
+	}
+}
+
+// report records a custom figure, and reports it to the benchmark.
+func (r *run) report(v float64, unit string) {
+	if r.metrics == nil {
+		r.metrics = map[string]float64{}
+	}
+	r.metrics[unit] = v
+	if r.b != nil {
+		r.b.ReportMetric(v, unit)
+	}
+}

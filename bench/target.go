@@ -1,0 +1,102 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Target is one library on one driver, with the scenarios it runs.
+type Target struct {
+	// Lib names the library: "lib=<Lib>" in benchmark names, such as
+	// "scriptlock", "raw", "redsync-tuned".
+	Lib string
+
+	// Driver names the Redis client it runs on: "driver=<Driver>"; empty
+	// leaves the level out (an in-process reference has no driver).
+	Driver string
+
+	// Scenarios lists what the target runs, in order.
+	Scenarios []Scenario
+
+	// New builds the Locker under test and a second, independent instance
+	// (its own client, playing another process) that holds keys for
+	// trylock-held, both on fresh clients for the Redis at addr. It
+	// registers their Close with tb.Cleanup and fails tb when it cannot
+	// build them.
+	New func(tb testing.TB, addr string) (l, other Locker)
+}
+
+// Name returns the target's part of a benchmark name:
+// "lib=<Lib>/driver=<Driver>", or "lib=<Lib>" without a driver.
+func (t Target) Name() string {
+	if t.Driver == "" {
+		return "lib=" + t.Lib
+	}
+	return "lib=" + t.Lib + "/driver=" + t.Driver
+}
+
+// Benchmark runs every scenario of every target against the Redis at addr,
+// as sub-benchmarks "<target name>/<scenario name>" of b. Each target is
+// built once, on fresh clients, when the first of its scenarios matches
+// -test.bench; each leaf calls b.ReportAllocs. A scenario error fails the
+// leaf.
+func Benchmark(b *testing.B, addr string, targets []Target) {
+	for _, t := range targets {
+		b.Run(t.Name(), func(b *testing.B) {
+			l, other := t.New(b, addr)
+			prefix := keyPrefix(t)
+			for _, s := range t.Scenarios {
+				b.Run(s.Name, func(b *testing.B) {
+					b.ReportAllocs()
+					r := &run{b: b, n: b.N, l: l, other: other, prefix: prefix}
+					if err := s.run(context.Background(), r); err != nil {
+						b.Fatalf("%s/%s: %v", t.Name(), s.Name, err)
+					}
+				})
+			}
+		})
+	}
+}
+
+// SmokeTimeout bounds one scenario of a Smoke run.
+const SmokeTimeout = 60 * time.Second
+
+// Smoke runs every scenario of every target once against the Redis at addr,
+// with a tiny iteration count (about two per client), as subtests of t
+// named like the benchmarks. It checks that each scenario runs to the end
+// without error within SmokeTimeout and logs its custom figures; it asserts
+// no timing.
+func Smoke(t *testing.T, addr string, targets []Target) {
+	for _, tg := range targets {
+		t.Run(tg.Name(), func(t *testing.T) {
+			l, other := tg.New(t, addr)
+			prefix := keyPrefix(tg)
+			for _, s := range tg.Scenarios {
+				t.Run(s.Name, func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(t.Context(), SmokeTimeout)
+					defer cancel()
+					r := &run{n: s.smokeN, l: l, other: other, prefix: prefix}
+					if err := s.run(ctx, r); err != nil {
+						t.Fatalf("%s/%s with n=%d: %v", tg.Name(), s.Name, r.n, err)
+					}
+					if len(r.metrics) > 0 {
+						t.Logf("n=%d %v", r.n, r.metrics)
+					}
+				})
+			}
+		})
+	}
+}
+
+// keyPrefix returns a key prefix unique to this process and target, so that
+// runs never meet each other's keys (nor leftovers of a crashed run) and
+// one process writes a bounded set of keys.
+func keyPrefix(t Target) string {
+	return fmt.Sprintf("bench:%s:%s:%s:", runID, t.Lib, t.Driver)
+}
+
+// runID tells this process's keys apart from any other's.
+var runID = rand.Text()[:8]

@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	goredisdriver "github.com/scriptlock/scriptlock/drivers/goredis"
+	redigodriver "github.com/scriptlock/scriptlock/drivers/redigo"
+	rueidisdriver "github.com/scriptlock/scriptlock/drivers/rueidis"
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// Drivers lists the in-tree drivers' names in the order their rows run.
+var Drivers = []string{"goredis", "redigo", "rueidis"}
+
+// Targets returns the main module's rows, in order: scriptlock on each
+// driver (every scenario), scriptlock in FIFO mode on each driver
+// (contended only), the raw reference on each driver (lock-unlock and
+// trylock-held), and the in-process sync.Mutex (contended only).
+func Targets() []Target {
+	var ts []Target
+	for _, d := range Drivers {
+		ts = append(ts, Target{Lib: "scriptlock", Driver: d, Scenarios: Standard(), New: scriptlockNew(d)})
+	}
+	for _, d := range Drivers {
+		ts = append(ts, Target{Lib: "scriptlock-fifo", Driver: d, Scenarios: []Scenario{Contended(8, time.Millisecond)}, New: scriptlockNewWith(d, ScriptlockFIFO)})
+	}
+	for _, d := range Drivers {
+		ts = append(ts, Target{Lib: "raw", Driver: d, Scenarios: append(Uncontended(), TryLockHeld()), New: rawNew(d)})
+	}
+	ts = append(ts, Target{
+		Lib:       "syncmutex",
+		Scenarios: []Scenario{Contended(8, time.Millisecond)},
+		New: func(testing.TB, string) (Locker, Locker) {
+			l := SyncMutex()
+			return l, l
+		},
+	})
+	return ts
+}
+
+// scriptlockNew builds scriptlock, with default Options, on driver d.
+func scriptlockNew(d string) func(tb testing.TB, addr string) (Locker, Locker) {
+	return scriptlockNewWith(d, Scriptlock)
+}
+
+// scriptlockNewWith builds scriptlock on driver d, wrapped by wrap.
+func scriptlockNewWith(d string, wrap func(*locker.Client) Locker) func(tb testing.TB, addr string) (Locker, Locker) {
+	one := func(tb testing.TB, addr string) Locker {
+		var s locker.Scripter
+		switch d {
+		case "goredis":
+			s = goredisdriver.New(NewGoRedis(tb, addr))
+		case "redigo":
+			s = redigodriver.New(NewRedigoPool(tb, addr))
+		case "rueidis":
+			s = rueidisdriver.New(NewRueidis(tb, addr))
+		default:
+			tb.Fatalf("bench: unknown driver %q", d)
+		}
+		c, err := locker.New(s, nil)
+		if err != nil {
+			tb.Fatalf("locker.New: %v", err)
+		}
+		tb.Cleanup(func() { _ = c.Close() })
+		return wrap(c)
+	}
+	return func(tb testing.TB, addr string) (Locker, Locker) {
+		return one(tb, addr), one(tb, addr)
+	}
+}
+
+// rawNew builds the raw reference on driver d.
+func rawNew(d string) func(tb testing.TB, addr string) (Locker, Locker) {
+	one := func(tb testing.TB, addr string) Locker {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var (
+			l   Locker
+			err error
+		)
+		switch d {
+		case "goredis":
+			l, err = RawGoRedis(ctx, NewGoRedis(tb, addr))
+		case "redigo":
+			l, err = RawRedigo(ctx, NewRedigoPool(tb, addr))
+		case "rueidis":
+			l, err = RawRueidis(ctx, NewRueidis(tb, addr))
+		default:
+			tb.Fatalf("bench: unknown driver %q", d)
+		}
+		if err != nil {
+			tb.Fatalf("%v", err)
+		}
+		return l
+	}
+	return func(tb testing.TB, addr string) (Locker, Locker) {
+		return one(tb, addr), one(tb, addr)
+	}
+}
