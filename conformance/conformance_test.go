@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"slices"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -9,12 +10,50 @@ import (
 	"github.com/scriptlock/scriptlock/internal/testdrivers"
 )
 
-// TestConformance certifies every in-tree driver, standalone and Cluster.
+// ownTests are the rule groups with a top-level test of their own, so that
+// `go test ./conformance/... -run RW` (or Chaos, BadInput, ACL) selects
+// them; TestConformance runs every other group.
+var ownTests = []string{"RW", "Chaos", "BadInput", "ACL"}
+
+// TestConformance certifies every in-tree driver, standalone and Cluster,
+// on every rule group except those in ownTests.
 func TestConformance(t *testing.T) {
+	var groups []string
+	for _, g := range conformance.Groups() {
+		if !slices.Contains(ownTests, g) {
+			groups = append(groups, g)
+		}
+	}
+	runDrivers(t, groups...)
+}
+
+// TestRW runs the read-write lock rules for every in-tree driver.
+func TestRW(t *testing.T) { runDrivers(t, "RW") }
+
+// TestChaos runs the fault-injection rules for every in-tree driver.
+func TestChaos(t *testing.T) { runDrivers(t, "Chaos") }
+
+// TestBadInput runs the bad-input rules for every in-tree driver.
+func TestBadInput(t *testing.T) { runDrivers(t, "BadInput") }
+
+// TestACL runs the least-privilege rules for every in-tree driver.
+func TestACL(t *testing.T) { runDrivers(t, "ACL") }
+
+func runDrivers(t *testing.T, groups ...string) {
 	for _, d := range testdrivers.All() {
 		t.Run("driver="+d.Name, func(t *testing.T) {
-			conformance.Run(t, d)
+			conformance.RunGroups(t, d, groups...)
 		})
+	}
+}
+
+// TestEveryGroupRuns guards the split above: every group is either run by
+// TestConformance or has a test of its own.
+func TestEveryGroupRuns(t *testing.T) {
+	for _, g := range ownTests {
+		if !slices.Contains(conformance.Groups(), g) {
+			t.Errorf("ownTests names %q, which is not a rule group (groups: %v)", g, conformance.Groups())
+		}
 	}
 }
 

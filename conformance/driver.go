@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/scriptlock/scriptlock/internal/redisserver"
@@ -32,18 +34,46 @@ type Driver struct {
 }
 
 // Run runs every rule of the suite for d, first on a standalone server and
-// then on a Cluster of 3 masters with one replica each, as subtests "deployment=standalone/<rule>"
-// and "deployment=cluster/<rule>". It blocks until all rules have run;
-// cases run one after another, since some inject faults into the server.
+// then on a Cluster of 3 masters with one replica each, as subtests
+// "deployment=standalone/<rule>" and "deployment=cluster/<rule>". It blocks
+// until all rules have run; cases run one after another, since some inject
+// faults into the server.
 func Run(t *testing.T, d Driver) {
 	t.Helper()
+	RunGroups(t, d, Groups()...)
+}
+
+// Groups returns the names of the suite's rule groups (the part of a rule's
+// name before '/': "Scripter", "Mutex", "RW", "Chaos", ...) in run order.
+func Groups() []string {
+	var gs []string
+	for _, c := range allCases() {
+		g, _, _ := strings.Cut(c.name, "/")
+		if !slices.Contains(gs, g) {
+			gs = append(gs, g)
+		}
+	}
+	return gs
+}
+
+// RunGroups is Run restricted to the rules of the named groups (see
+// Groups), so a test can run, say, only the "RW" rules under a top-level
+// test of its own. It fails t when a name is not a group.
+func RunGroups(t *testing.T, d Driver, groups ...string) {
+	t.Helper()
+	all := Groups()
+	for _, g := range groups {
+		if !slices.Contains(all, g) {
+			t.Fatalf("conformance: no rule group %q (groups: %v)", g, all)
+		}
+	}
 	if d.Standalone == nil {
 		t.Fatal("conformance: Driver.Standalone is nil")
 	}
 	t.Run("deployment=standalone", func(t *testing.T) {
 		srv := redisserver.StartStandalone(t)
 		s := d.Standalone(t, srv.Addr)
-		runCases(t, &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}})
+		runCases(t, &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}}, groups)
 	})
 	t.Run("deployment=cluster", func(t *testing.T) {
 		if d.Cluster == nil {
@@ -51,13 +81,14 @@ func Run(t *testing.T, d Driver) {
 		}
 		c := redisserver.StartClusterWithReplicas(t)
 		s := d.Cluster(t, c.Addrs)
-		runCases(t, &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs})
+		runCases(t, &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs}, groups)
 	})
 }
 
-func runCases(t *testing.T, d *deployment) {
+func runCases(t *testing.T, d *deployment, groups []string) {
 	for _, c := range allCases() {
-		if c.clusterOnly && d.admin.cluster() == nil {
+		g, _, _ := strings.Cut(c.name, "/")
+		if !slices.Contains(groups, g) || c.clusterOnly && d.admin.cluster() == nil {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
