@@ -50,14 +50,36 @@ func mustReadScripts() map[string]luaScript {
 	}
 	m := make(map[string]luaScript, len(files))
 	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			panic(err)
-		}
 		name := strings.TrimSuffix(filepath.Base(p), ".lua")
-		m[name] = luaScript{name: name, src: string(b), sha: sha1Hex(string(b))}
+		if name == "rw_prelude" {
+			continue // included by the rw_*.lua scripts, not a script itself
+		}
+		src := readLua(name)
+		m[name] = luaScript{name: name, src: src, sha: sha1Hex(src)}
 	}
 	return m
+}
+
+// readLua reads lua/<name>.lua with every "-- @include <file>" line
+// replaced by that file, as the core assembles its scripts.
+func readLua(name string) string {
+	b, err := os.ReadFile(filepath.Join("lua", name+".lua"))
+	if err != nil {
+		panic(err)
+	}
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if inc, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "-- @include "); ok {
+			ib, err := os.ReadFile(filepath.Join("lua", inc))
+			if err != nil {
+				panic(err)
+			}
+			out.Write(ib)
+			continue
+		}
+		out.WriteString(line)
+	}
+	return out.String()
 }
 
 func sha1Hex(s string) string {

@@ -1,6 +1,7 @@
 package locker_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -8,26 +9,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// rwPrelude returns the shared prelude of an rw_*.lua script: the lines from
-// "-- BEGIN rw prelude" to "-- END rw prelude".
-func rwPrelude(t *testing.T, name string) string {
-	t.Helper()
-	src := luaScripts[name].src
-	i := strings.Index(src, "-- BEGIN rw prelude")
-	j := strings.Index(src, "-- END rw prelude")
-	require.True(t, i >= 0 && j > i, "%s.lua has no rw prelude", name)
-	return src[i:j]
-}
-
-// TestRWPreludeShared checks that every RW script carries the same prelude
-// (time from Redis TIME, parsing and purging the hash, the helpers and the
-// wake-up rule), so a fix to one is a fix to all.
+// TestRWPreludeShared checks that every RW script includes the one shared
+// prelude, lua/rw_prelude.lua (time from Redis TIME, parsing and purging
+// the hash, the helpers and the wake-up rule), so a fix to it is a fix to
+// all of them.
 func TestRWPreludeShared(t *testing.T) {
-	want := rwPrelude(t, rwScripts[0])
+	prelude, err := os.ReadFile("lua/rw_prelude.lua")
+	require.NoError(t, err)
+	want := string(prelude)
+	require.Contains(t, want, "redis.call('TIME')")
 	for _, name := range rwScripts {
-		assert.Equal(t, want, rwPrelude(t, name), "%s.lua's prelude differs from %s.lua's", name, rwScripts[0])
+		raw, err := os.ReadFile("lua/" + name + ".lua")
+		require.NoError(t, err)
+		assert.Equal(t, 1, strings.Count(string(raw), "\n-- @include rw_prelude.lua\n"), "%s.lua includes the prelude once", name)
+		assert.Contains(t, luaScripts[name].src, want, "%s.lua assembled holds the prelude", name)
 	}
-	assert.Contains(t, want, "redis.call('TIME')")
 	var found []string
 	for name := range luaScripts {
 		if strings.HasPrefix(name, "rw_") {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 //go:embed lua/*.lua
@@ -20,12 +21,36 @@ type script struct {
 }
 
 func mustScript(name string) *script {
+	src := assemble(name)
+	sum := sha1.Sum([]byte(src))
+	return &script{name: name, src: src, sha: hex.EncodeToString(sum[:])}
+}
+
+// includePrefix marks a line that is replaced by another embedded file:
+// Redis has no include, and the read-write scripts share their start.
+const includePrefix = "-- @include "
+
+// assemble returns the source of lua/<name>.lua with every
+// "-- @include <file>" line replaced by that file's text.
+func assemble(name string) string {
 	b, err := luaFS.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic("locker: missing embedded script " + name) // a build defect, not user input
 	}
-	sum := sha1.Sum(b)
-	return &script{name: name, src: string(b), sha: hex.EncodeToString(sum[:])}
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		inc, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), includePrefix)
+		if !ok {
+			out.WriteString(line)
+			continue
+		}
+		ib, err := luaFS.ReadFile("lua/" + inc)
+		if err != nil {
+			panic("locker: " + name + ".lua includes missing " + inc)
+		}
+		out.Write(ib)
+	}
+	return out.String()
 }
 
 var (
