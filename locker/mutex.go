@@ -30,25 +30,13 @@ type Mutex struct {
 // [MinTTL, MaxTTL]) or ErrInvalidOption (Reentrant without Owner, Owner
 // longer than MaxNameLen).
 func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*Mutex, error) {
-	if c.closed.Load() {
-		return nil, ErrClosed
-	}
-	if err := validName(name); err != nil {
-		return nil, err
-	}
-	ms, err := validTTL(ttl)
-	if err != nil {
-		return nil, err
-	}
 	var o MutexOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.Reentrant && o.Owner == "" {
-		return nil, fmt.Errorf("%w: Reentrant requires Owner", ErrInvalidOption)
-	}
-	if len(o.Owner) > MaxNameLen {
-		return nil, fmt.Errorf("%w: Owner longer than MaxNameLen (%d)", ErrInvalidOption, MaxNameLen)
+	ms, err := c.validLock(name, ttl, o.Owner, o.Reentrant)
+	if err != nil {
+		return nil, err
 	}
 	k := c.Key(name)
 	return &Mutex{
@@ -181,6 +169,29 @@ func (m *Mutex) cleanup(ctx context.Context, s *script, keys, args []string) {
 
 // cleanupTimeout bounds the clean-up after a failed acquire call.
 const cleanupTimeout = 500 * time.Millisecond
+
+// validLock checks what every lock type is made of and returns the TTL in
+// milliseconds: the Client is open, the name and TTL are valid, and an
+// owner, if any, is not too long and is set when reentrancy is asked for.
+func (c *Client) validLock(name string, ttl time.Duration, owner string, reentrant bool) (int64, error) {
+	if c.closed.Load() {
+		return 0, ErrClosed
+	}
+	if err := validName(name); err != nil {
+		return 0, err
+	}
+	ms, err := validTTL(ttl)
+	if err != nil {
+		return 0, err
+	}
+	if reentrant && owner == "" {
+		return 0, fmt.Errorf("%w: Reentrant requires Owner", ErrInvalidOption)
+	}
+	if len(owner) > MaxNameLen {
+		return 0, fmt.Errorf("%w: Owner longer than MaxNameLen (%d)", ErrInvalidOption, MaxNameLen)
+	}
+	return ms, nil
+}
 
 // queueTTL is how long a FIFO waiter's queue entry lives without refresh:
 // the lock's TTL, within [200ms, 5s]. A waiter refreshes it every third of

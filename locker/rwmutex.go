@@ -109,25 +109,13 @@ type RWMutex struct {
 // [MinTTL, MaxTTL]) or ErrInvalidOption (Reentrant without Owner, Owner
 // longer than MaxNameLen).
 func (c *Client) NewRWMutex(name string, ttl time.Duration, opts *RWMutexOptions) (*RWMutex, error) {
-	if c.closed.Load() {
-		return nil, ErrClosed
-	}
-	if err := validName(name); err != nil {
-		return nil, err
-	}
-	ms, err := validTTL(ttl)
-	if err != nil {
-		return nil, err
-	}
 	var o RWMutexOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.Reentrant && o.Owner == "" {
-		return nil, fmt.Errorf("%w: Reentrant requires Owner", ErrInvalidOption)
-	}
-	if len(o.Owner) > MaxNameLen {
-		return nil, fmt.Errorf("%w: Owner longer than MaxNameLen (%d)", ErrInvalidOption, MaxNameLen)
+	ms, err := c.validLock(name, ttl, o.Owner, o.Reentrant)
+	if err != nil {
+		return nil, err
 	}
 	k := c.Key(name)
 	return &RWMutex{
