@@ -26,6 +26,11 @@ var chaosCases = []testCase{
 		check: checkChaosClientKill,
 	},
 	{
+		name:  "Chaos/RWClientKill",
+		rule:  "With CLIENT KILL TYPE normal on every node every 200 ms while 6 readers and 2 writers take a read-write lock in a loop, no reader overlaps a writer, writers never overlap, and write fences increase.",
+		check: checkChaosRWClientKill,
+	},
+	{
 		name:  "Chaos/PausePastTTL",
 		rule:  "With CLIENT PAUSE longer than the TTL while auto-refreshed locks are held, every holder reports Lost by its validity deadline, and the history shows no overlap.",
 		check: checkChaosPause,
@@ -246,4 +251,22 @@ func checkChaosReshard(t *testing.T, e *env) {
 	})
 	require.True(t, moved, "call: the slot must have moved during the run")
 	w.summary(t)
+}
+
+func checkChaosRWClientKill(t *testing.T, e *env) {
+	w := newWorkload(e, time.Second, nil)
+	w.rw, w.names = true, []string{"chaos-rw"}
+	w.run(8, chaosRun, func(ctx context.Context) {
+		every(ctx, 200*time.Millisecond, func() {
+			assert.NoError(t, e.d.admin.ClientKill(e.ctx, "normal"), "call: admin CLIENT KILL TYPE normal")
+		})
+	})
+	r := w.summary(t)
+	kinds := map[string]int{}
+	for _, g := range w.h.grants {
+		kinds[g.kind]++
+	}
+	t.Logf("grants by kind: %v", kinds)
+	assert.NotZero(t, kinds["read"], "call: read grants in the run (of %d)", r.grants)
+	assert.NotZero(t, kinds["write"], "call: write grants in the run (of %d)", r.grants)
 }

@@ -22,6 +22,7 @@ type workload struct {
 	ttl     time.Duration
 	opts    *locker.MutexOptions
 	hold    time.Duration
+	rw      bool // read-write locks: every fourth worker writes, the others read
 	h       history
 	epoch   atomic.Int32
 	ok, bad atomic.Int64 // operations (lock + unlock) that succeeded, failed
@@ -46,30 +47,43 @@ func (w *workload) run(workers int, d time.Duration, fault func(ctx context.Cont
 		fault(ctx)
 	}()
 	for i := range workers {
-		m := w.e.mutex(w.c, w.names[i%len(w.names)], w.ttl, w.opts)
+		name := w.names[i%len(w.names)]
+		lock, kind := w.e.mutex(w.c, name, w.ttl, w.opts).Lock, "mutex"
+		var rest time.Duration
+		if w.rw {
+			rw := w.e.rw(w.c, name, w.ttl, nil)
+			lock, kind = rw.RLock, "read"
+			if i%4 == 0 {
+				// Writers rest between turns: with writer preference,
+				// writers back to back would shut readers out.
+				lock, kind, rest = rw.Lock, "write", 5*time.Millisecond
+			}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				w.once(ctx, m)
+				w.once(ctx, lock, kind)
+				time.Sleep(rest)
 			}
 		}()
 	}
 	wg.Wait()
 }
 
-// once takes m, holds it briefly and releases it, recording the outcome.
-func (w *workload) once(ctx context.Context, m *locker.Mutex) {
+// once takes a lock with lock, holds it briefly and releases it, recording
+// the outcome as a grant of kind.
+func (w *workload) once(ctx context.Context, lock func(context.Context) (*locker.Lease, error), kind string) {
 	lctx, cancel := context.WithTimeout(ctx, 2*w.ttl)
 	defer cancel()
-	l, err := m.Lock(lctx)
+	l, err := lock(lctx)
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, locker.ErrNotObtained) {
 			w.fail(err)
 		}
 		return
 	}
-	g := w.h.add(l, "mutex", int(w.epoch.Load()))
+	g := w.h.add(l, kind, int(w.epoch.Load()))
 	time.Sleep(w.hold)
 	// Unlock with the case's context: the run's may end meanwhile.
 	if err := w.h.unlock(w.e.ctx, g); err != nil && !errors.Is(err, locker.ErrExpired) {
