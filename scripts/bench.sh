@@ -1,92 +1,184 @@
 #!/usr/bin/env bash
 # bench.sh — the main job: benchmarks every scriptlock driver, the raw
-# SET NX PX reference, an in-process sync.Mutex and the peer libraries
-# (redsync, bsm/redislock, rueidislock) on one redis-server, in interleaved
-# passes, then prints benchstat tables and draws a chart.
+# SET NX PX reference, sync.Mutex and the peer libraries (redsync,
+# bsm/redislock, rueidislock) against one redis-server, interleaved, then
+# prints benchstat tables and draws a chart. Needs nothing but Go: it
+# installs redis-server when it is missing and apt-get is there, as
+# scripts/test.sh does.
 #
-#   scripts/bench.sh                       # short mode (about 2-3 minutes)
-#   BENCH_MODE=full scripts/bench.sh       # more passes, longer runs
-#   BENCH_PASSES=5 BENCH_TIME=1s scripts/bench.sh
-#   SCRIPTLOCK_REDIS_ADDR=host:6379 scripts/bench.sh   # an existing server
+#   scripts/bench.sh                     # short mode: 6 passes x 150ms, ~2-3 min
+#   BENCH_MODE=full scripts/bench.sh     # full mode: 10 passes x 1s, ~15 min
 #
-# Raw `go test -bench` output goes to bench/results/<UTC time>/ (main.txt,
-# peers.txt), with the benchstat tables (tables.txt) and the chart
-# (chart.png, chart.svg). Needs only Go; redis-server is installed with
-# apt-get when missing, as scripts/test.sh does.
+# Environment:
+#   BENCH_MODE=short|full   preset of passes and benchtime (default short)
+#   BENCH_PASSES=N          override the number of passes
+#   BENCH_TIME=D            override -test.benchtime (such as 500ms, 2s)
+#   BENCH_FILTER=RE         -test.bench regexp (default ., every row), such
+#                           as 'Lock/lib=scriptlock' or 'Lock/.*/op=contended'
+#   BENCH_OUT=DIR           results folder (default bench/results/<UTC time>)
+#   SCRIPTLOCK_REDIS_ADDR   host:port of an existing standalone Redis to use
+#                           instead of starting one; the benchmarks write
+#                           only keys under bench:*, scriptlock:*,
+#                           rueidislock:* and flush nothing. (The scenarios
+#                           run on a standalone server only; a Cluster is
+#                           not benchmarked yet.)
+#
+# Each pass runs the compiled main-module binary (bench/) and then the peers'
+# binary (bench/peers, its own module), so machine drift hits every row
+# alike; raw output is appended to main.txt and peers.txt in the results
+# folder, with env.txt (machine, Redis, Go, settings), tables.txt and
+# chart.png/chart.svg. Only what bench/RESULTS.md references is checked in.
+# Six passes is the fewest for which benchstat prints 95% intervals.
+# Tables use -table '' so rows of both binaries (whose pkg lines differ)
+# land in one table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 . scripts/lib.sh
 
-mode="${BENCH_MODE:-short}"
-case "$mode" in
-short) passes="${BENCH_PASSES:-3}" benchtime="${BENCH_TIME:-300ms}" ;;
-full) passes="${BENCH_PASSES:-8}" benchtime="${BENCH_TIME:-2s}" ;;
+mode=${BENCH_MODE:-short}
+case $mode in
+short) passes=6 benchtime=150ms ;;
+full) passes=10 benchtime=1s ;;
 *)
-	echo "bench.sh: BENCH_MODE must be short or full, not $mode" >&2
+	echo "BENCH_MODE must be short or full, not $mode" >&2
 	exit 2
 	;;
 esac
-filter="${BENCH_FILTER:-.}"
-
-ensure_redis
-root="$(pwd)"
-out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)"
+passes=${BENCH_PASSES:-$passes}
+benchtime=${BENCH_TIME:-$benchtime}
+filter=${BENCH_FILTER:-.}
+out=${BENCH_OUT:-bench/results/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 
-if [[ -z "${SCRIPTLOCK_REDIS_ADDR:-}" ]]; then
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 16379)
-	dir=$(mktemp -d)
-	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-		--daemonize no --logfile "$dir/redis.log" &
-	redis_pid=$!
-	trap 'kill $redis_pid 2>/dev/null; wait $redis_pid 2>/dev/null; rm -rf "$dir"' EXIT
-	for _ in $(seq 100); do
-		redis-cli -p "$port" ping >/dev/null 2>&1 && break
-		sleep 0.1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/scriptlock-bench.XXXXXX")
+redis_pid=""
+cleanup() {
+	if [[ -n "$redis_pid" ]]; then
+		kill "$redis_pid" 2>/dev/null || true
+		wait "$redis_pid" 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# free_port prints a loopback TCP port nobody listens on right now.
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 30000))
+		if ! (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
 	done
-	redis-cli -p "$port" ping >/dev/null || {
-		echo "bench.sh: redis-server on port $port did not start; log:" >&2
-		tail -20 "$dir/redis.log" >&2
-		exit 1
-	}
-	export SCRIPTLOCK_REDIS_ADDR="127.0.0.1:$port"
-fi
-host="${SCRIPTLOCK_REDIS_ADDR%:*}"
-port="${SCRIPTLOCK_REDIS_ADDR##*:}"
-version=$(redis-cli -h "$host" -p "$port" info server | tr -d '\r' | sed -n 's/^redis_version://p')
-
-echo "== building benchmark binaries"
-go test -c -o "$out/main.test" ./bench
-(cd bench/peers && go test -c -o "$root/$out/peers.test" .)
-
-{
-	echo "mode: $mode, passes: $passes, benchtime: $benchtime"
-	echo "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')"
-	echo "redis: $version at $SCRIPTLOCK_REDIS_ADDR"
-	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-} | tee "$out/env.txt"
-
-# Interleave the two binaries pass by pass, so drift on a noisy machine hits
-# every row alike.
-for pass in $(seq "$passes"); do
-	echo "== pass $pass/$passes"
-	"$out/main.test" -test.run '^$' -test.bench "$filter" -test.benchtime "$benchtime" >>"$out/main.txt"
-	(cd bench/peers && "$root/$out/peers.test" -test.run '^$' -test.bench "$filter" -test.benchtime "$benchtime") >>"$out/peers.txt"
-done
-
-benchstat() {
-	(cd bench/peers && go run golang.org/x/perf/cmd/benchstat "$@")
+	echo "no free port found" >&2
+	return 1
 }
 
-{
-	echo "## drivers side by side (scriptlock and the raw SET NX PX reference)"
-	benchstat -filter '/lib:(scriptlock OR raw)' -row '/lib /op /clients /hold' -col /driver "$root/$out/main.txt"
-	echo
-	echo "## scriptlock vs peers (go-redis clients; rueidislock on rueidis)"
-	benchstat -filter '/driver:(goredis OR rueidis) OR /lib:syncmutex' -row '/op /clients /hold' -col '/lib /driver' "$root/$out/main.txt" "$root/$out/peers.txt"
-} | tee "$out/tables.txt"
+# start_redis starts a throwaway redis-server (no RDB, no AOF) and exports
+# SCRIPTLOCK_REDIS_ADDR for both benchmark binaries.
+start_redis() {
+	local port
+	for _ in 1 2 3; do
+		port=$(free_port)
+		redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+			--daemonize no --dir "$tmp" --logfile "$tmp/redis.log" &
+		redis_pid=$!
+		for _ in $(seq 100); do
+			if redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; then
+				export SCRIPTLOCK_REDIS_ADDR=127.0.0.1:$port
+				return 0
+			fi
+			kill -0 "$redis_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$redis_pid" 2>/dev/null || true
+		wait "$redis_pid" 2>/dev/null || true
+		redis_pid=""
+	done
+	echo "redis-server did not start; its log:" >&2
+	tail -20 "$tmp/redis.log" >&2 || true
+	return 1
+}
 
-echo "== chart"
-(cd bench/peers && go run ./cmd/benchchart -o "$root/$out/chart.png" -o "$root/$out/chart.svg" "$root/$out/main.txt" "$root/$out/peers.txt")
-rm -f "$out/main.test" "$out/peers.test"
-echo "results in $out (tables.txt, chart.png, chart.svg, raw main.txt and peers.txt)"
+# redis_version asks the server for its version (redis-cli, when present).
+redis_version() {
+	local host=${SCRIPTLOCK_REDIS_ADDR%:*} port=${SCRIPTLOCK_REDIS_ADDR##*:}
+	if command -v redis-cli >/dev/null; then
+		redis-cli -h "$host" -p "$port" info server | tr -d '\r' | sed -n 's/^redis_version://p'
+	else
+		echo unknown
+	fi
+}
+
+start=$SECONDS
+if [[ -z "${SCRIPTLOCK_REDIS_ADDR:-}" ]]; then
+	ensure_redis
+	start_redis
+	echo "== redis-server $(redis_version) started on $SCRIPTLOCK_REDIS_ADDR"
+else
+	echo "== using the Redis at SCRIPTLOCK_REDIS_ADDR=$SCRIPTLOCK_REDIS_ADDR"
+fi
+
+echo "== compiling the benchmark binaries and tools"
+go test -c -o "$tmp/main.test" ./bench
+(cd bench/peers && go test -c -o "$tmp/peers.test" . &&
+	go build -o "$tmp/benchstat" golang.org/x/perf/cmd/benchstat &&
+	go build -o "$tmp/benchchart" ./cmd/benchchart)
+
+{
+	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "mode: $mode, passes: $passes, benchtime: $benchtime, filter: $filter"
+	echo "go: $(go version)"
+	echo "redis: $(redis_version) at $SCRIPTLOCK_REDIS_ADDR"
+	echo "nproc: $(nproc 2>/dev/null || echo ?)"
+	if command -v lscpu >/dev/null; then
+		lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket|Hypervisor)' || true
+	fi
+	echo "kernel: $(uname -srm)"
+} >"$out/env.txt"
+
+# run_pass runs one binary once, appending its output to a results file.
+run_pass() {
+	local bin=$1 dir=$2 file=$3
+	if ! (cd "$dir" && "$bin" -test.run '^$' -test.bench "$filter" \
+		-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/pass.txt" 2>&1); then
+		cat "$tmp/pass.txt" >&2
+		echo "benchmark binary $bin failed" >&2
+		return 1
+	fi
+	cat "$tmp/pass.txt" >>"$file"
+}
+
+for i in $(seq "$passes"); do
+	echo "== pass $i/$passes (benchtime $benchtime): main module"
+	run_pass "$tmp/main.test" "$root/bench" "$out/main.txt"
+	echo "== pass $i/$passes (benchtime $benchtime): peers"
+	run_pass "$tmp/peers.test" "$root/bench/peers" "$out/peers.txt"
+done
+
+bs() { "$tmp/benchstat" -table '' "$@"; }
+{
+	echo "### (a) drivers side by side: scriptlock and raw, one column per driver"
+	echo
+	bs -filter '/lib:(scriptlock OR raw)' -col /driver "$out/main.txt"
+	echo
+	echo "### (a2) scriptlock vs the raw reference on the same driver"
+	echo
+	bs -filter '/lib:(scriptlock OR raw) -/op:contended' -col /lib "$out/main.txt"
+	echo
+	echo "### (b) scriptlock vs peers on the same client library, uncontended"
+	echo
+	bs -filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:contended -/driver:redigo' -col /lib "$out/main.txt" "$out/peers.txt"
+	echo
+	echo "### (c) contended, 8 goroutines holding 1 ms: every lib and driver (compare rows)"
+	echo
+	bs -filter '/op:contended' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
+} 2>&1 | tee "$out/tables.txt"
+
+"$tmp/benchchart" -title "scriptlock benchmarks: medians of $passes passes x $benchtime, $(date -u +%Y-%m-%d)" \
+	-o "$out/chart.png" -o "$out/chart.svg" "$out/main.txt" "$out/peers.txt"
+echo "== wrote $out/{main,peers,env,tables}.txt and chart.png, chart.svg in $((SECONDS - start))s"

@@ -36,10 +36,14 @@ var panels = []panel{
 	{"contended 8×1ms: fairness, fewest÷most grants (higher is better)", "op=contended/clients=8/hold=1ms", "fairness", func(v float64) float64 { return v }, "%.2f"},
 }
 
-// libColor gives each library a colour; tuned rows a lighter shade of it.
+// libColor gives each library a colour; its variants (-tuned, -fifo rows)
+// a lighter shade of it.
 func libColor(row string) color.Color {
 	lib, _, _ := strings.Cut(row, "/")
 	base, tuned := strings.CutSuffix(lib, "-tuned")
+	if b, fifo := strings.CutSuffix(base, "-fifo"); fifo {
+		base, tuned = b, true
+	}
 	c := map[string]color.RGBA{
 		"scriptlock":  {0x1f, 0x5f, 0xbf, 0xff},
 		"raw":         {0x80, 0x80, 0x80, 0xff},
