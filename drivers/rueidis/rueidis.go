@@ -42,15 +42,17 @@ func New(c rueidis.Client) *Scripter {
 // other error, including a server error raised by the script, is returned as
 // rueidis reports it.
 func (s *Scripter) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	cmd := s.c.B().Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
-	return reply(s.c.Do(ctx, cmd))
+	return reply(s.do(ctx, func() rueidis.Completed {
+		return s.c.B().Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	}))
 }
 
 // Eval runs EVAL src with keys and args. Routing, blocking, replies and errors
 // are as for EvalSha.
 func (s *Scripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
-	cmd := s.c.B().Eval().Script(src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
-	return reply(s.c.Do(ctx, cmd))
+	return reply(s.do(ctx, func() rueidis.Completed {
+		return s.c.B().Eval().Script(src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	}))
 }
 
 // ScriptLoad sends SCRIPT LOAD src to every node of c.Nodes() — for a Cluster
@@ -85,6 +87,27 @@ func (s *Scripter) ScriptLoad(ctx context.Context, src string) (string, error) {
 	}
 	return sha, nil
 }
+
+// do sends the command that build makes and returns its result. rueidis
+// opens a multiplexed connection on first use under the context of the
+// call that needs it, and hands that dial's outcome to every call waiting
+// for the same connection: when that first caller's context ends during the
+// dial, the others get its context.Canceled (or a dial "operation was
+// canceled", which matches it) although their own context is live, and
+// their command was never sent. do sends such a command again, up to
+// borrowedRetries times, while ctx is live.
+func (s *Scripter) do(ctx context.Context, build func() rueidis.Completed) rueidis.RedisResult {
+	for try := 1; ; try++ {
+		res := s.c.Do(ctx, build())
+		err := res.NonRedisError()
+		if err == nil || ctx.Err() != nil || try == borrowedRetries || !errors.Is(err, context.Canceled) {
+			return res
+		}
+	}
+}
+
+// borrowedRetries bounds the tries of one command in do.
+const borrowedRetries = 3
 
 // reply translates a rueidis result into the Scripter vocabulary.
 func reply(res rueidis.RedisResult) (any, error) {
