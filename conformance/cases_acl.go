@@ -23,7 +23,7 @@ var ACLCommands = []string{
 	// Commands inside the scripts.
 	"+hget", "+hset", "+hdel", "+hlen", "+hexists", "+hincrby", "+hgetall", "+hmget",
 	"+get", "+set", "+del", "+exists", "+incr", "+pexpire", "+pttl", "+time",
-	"+zadd", "+zrange", "+zrem", "+zscore", "+zcard", "+spublish",
+	"+zadd", "+zrange", "+zrem", "+zremrangebyscore", "+zscore", "+zcard", "+spublish",
 	// Connection set-up and Cluster discovery by the clients.
 	"+hello", "+auth", "+ping", "+client|setname",
 	"+cluster|slots", "+cluster|shards", "+cluster|nodes", "+readonly", "+command",

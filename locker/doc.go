@@ -13,7 +13,10 @@
 // and '}' of name escaped), and its fence counter in
 // "<prefix>{<name>}:fence", which never expires. The braces form a hash tag,
 // so every key of one lock is in one Cluster slot. A FIFO mutex queues its
-// waiters in "<prefix>{<name>}:q" and ":qx"; a read-write lock lives in the
+// waiters in "<prefix>{<name>}:q" and ":qx"; a mutex acquire call that
+// failed on the client side is listed for 30 s in "<prefix>{<name>}:x", so
+// that Redis refuses it should the client still send it; a read-write lock
+// lives in the
 // hash "<prefix>{<name>}:rw" and shares the fence counter; release
 // messages go out on the shard channel "<prefix>{<name>}:wake". Claim
 // markers live in "<prefix>{<key>}:claim". The default prefix is

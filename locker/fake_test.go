@@ -261,6 +261,7 @@ type emu struct {
 	locks  map[string]*lockState // by KEYS[1]
 	fences map[string]int64      // by the fence key
 	claims map[string]string     // claim key -> token
+	gone   map[string]bool       // abandoned acquire call ids
 }
 
 type lockState struct {
@@ -271,13 +272,13 @@ type lockState struct {
 }
 
 func newEmu() *emu {
-	return &emu{locks: map[string]*lockState{}, fences: map[string]int64{}, claims: map[string]string{}}
+	return &emu{locks: map[string]*lockState{}, fences: map[string]int64{}, claims: map[string]string{}, gone: map[string]bool{}}
 }
 
 func (e *emu) run(name string, keys, args []string) (any, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	need := map[string][2]int{"acquire": {5, 4}, "release": {2, 2}, "extend": {2, 3}, "pttl": {2, 2}, "claim": {1, 2}, "dequeue": {4, 1}}[name]
+	need := map[string][2]int{"acquire": {6, 5}, "abandon": {3, 5}, "release": {2, 2}, "extend": {2, 3}, "pttl": {2, 2}, "claim": {1, 2}, "dequeue": {4, 1}}[name]
 	if len(keys) != need[0] || len(args) != need[1] {
 		return nil, fmt.Errorf("fake: %s called with %d keys and %d args, want %v", name, len(keys), len(args), need)
 	}
@@ -287,6 +288,9 @@ func (e *emu) run(name string, keys, args []string) (any, error) {
 		ttl, err := strconv.ParseInt(args[2], 10, 64)
 		if err != nil || ttl <= 0 {
 			return nil, fmt.Errorf("fake: bad ttl %q", args[2])
+		}
+		if e.gone[args[4]] {
+			return []any{int64(0), int64(0)}, nil
 		}
 		if st == nil {
 			e.fences[keys[1]]++
@@ -340,6 +344,16 @@ func (e *emu) run(name string, keys, args []string) (any, error) {
 		return []any{int64(1), st.pttl}, nil
 	case "dequeue":
 		return int64(0), nil // the emulation has no queue
+	case "abandon":
+		e.gone[args[2]] = true
+		if args[3] != "1" || st == nil || st.owner != args[0] || !st.holds[args[1]] {
+			return int64(0), nil
+		}
+		delete(st.holds, args[1])
+		if len(st.holds) == 0 {
+			delete(e.locks, keys[0])
+		}
+		return int64(1), nil
 	case "claim":
 		if tok, ok := e.claims[keys[0]]; ok && tok != args[0] {
 			return int64(0), nil

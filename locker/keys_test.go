@@ -89,7 +89,7 @@ func keysFor(t testing.TB, prefix, name string) lockKeys {
 	acq, clm := f.runs("acquire"), f.runs("claim")
 	require.Len(t, acq, 1)
 	require.Len(t, clm, 1)
-	require.Len(t, acq[0].keys, 5)
+	require.Len(t, acq[0].keys, 6)
 	require.Len(t, clm[0].keys, 1)
 	k := lockKeys{lock: acq[0].keys[0], fence: acq[0].keys[1], claim: clm[0].keys[0], acquire: acq[0].keys}
 	require.Equal(t, c.Key(name), k.lock, "Client.Key must be the key the lock uses")

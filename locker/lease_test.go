@@ -41,7 +41,7 @@ func TestLeaseBasics(t *testing.T) {
 	acq := f.runs("acquire")
 	require.Len(t, acq, 1)
 	base := c.Key("orders")
-	assert.Equal(t, []string{base, base + ":fence", base + ":q", base + ":qx", base + ":wake"}, acq[0].keys)
+	assert.Equal(t, []string{base, base + ":fence", base + ":q", base + ":qx", base + ":wake", base + ":x"}, acq[0].keys)
 	assert.Equal(t, l1.Token(), acq[0].args[0], "ARGV[1] is the lease token")
 	assert.Equal(t, acq[0].args[0], acq[0].args[1], "a single hold uses the token as hold id")
 	assert.Equal(t, "1500", acq[0].args[2], "ARGV[3] is the TTL in ms")
@@ -213,9 +213,14 @@ func TestOwnerOptions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "svc-1", l1.Token())
 	assert.Equal(t, l1.Fence(), l2.Fence())
-	for _, a := range f.runs("acquire") {
-		assert.Equal(t, []string{"svc-1", "svc-1", "1000", "0"}, a.args)
+	acqs := f.runs("acquire")
+	require.Len(t, acqs, 2)
+	for _, a := range acqs {
+		require.Len(t, a.args, 5)
+		assert.Equal(t, []string{"svc-1", "svc-1", "1000", "0"}, a.args[:4])
+		assertToken(t, a.args[4]) // the call id: the owner repeats, so a fresh token
 	}
+	assert.NotEqual(t, acqs[0].args[4], acqs[1].args[4], "each call has its own id")
 
 	// Reentrant: one owner, a fresh random hold id per hold, shared fence;
 	// the lock is free after the last hold is dropped.

@@ -20,7 +20,7 @@ type Mutex struct {
 	refresh   bool
 	fifo      bool
 	queueMS   int64    // a queued waiter's entry lifetime
-	keys      []string // lock, fence, queue, queue expiries, wake channel
+	keys      []string // lock, fence, queue, queue expiries, wake channel, abandoned calls
 	leaseKeys []string // lock, wake channel
 }
 
@@ -42,7 +42,7 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 	return &Mutex{
 		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant,
 		refresh: o.AutoRefresh, fifo: o.FIFO, queueMS: queueTTL(ms),
-		keys:      []string{k, k + ":fence", k + ":q", k + ":qx", k + ":wake"},
+		keys:      []string{k, k + ":fence", k + ":q", k + ":qx", k + ":wake", k + ":x"},
 		leaseKeys: []string{k, k + ":wake"},
 	}, nil
 }
@@ -60,7 +60,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	owner, hold := m.identity()
-	l, _, err := m.attempt(ctx, owner, hold, 0)
+	l, _, err := m.attempt(ctx, owner, hold, m.callID(hold, 1), 0)
 	return l, err
 }
 
@@ -88,8 +88,10 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if m.fifo {
 		qttl = m.queueMS
 	}
+	calls := 0
 	l, err := m.c.wait(ctx, m.name, func(ctx context.Context) (*Lease, time.Duration, error) {
-		l, pttl, err := m.attempt(ctx, owner, hold, qttl)
+		calls++
+		l, pttl, err := m.attempt(ctx, owner, hold, m.callID(hold, calls), qttl)
 		if m.fifo && err != nil {
 			// Refresh the queue entry well before it expires.
 			refresh := time.Duration(qttl) * time.Millisecond / 3
@@ -123,13 +125,29 @@ func (m *Mutex) identity() (owner, hold string) {
 	}
 }
 
-// attempt runs the acquire script once; qttl > 0 queues the caller (FIFO)
-// when it is not granted. When the lock is held by another owner it returns
-// ErrNotObtained and the holder's remaining TTL (0 when the lock is free
-// but queued waiters go first).
-func (m *Mutex) attempt(ctx context.Context, owner, hold string, qttl int64) (*Lease, time.Duration, error) {
+// callID returns the id of the n-th acquire call of one Lock or TryLock
+// call, unique among all calls: hold itself for the first call when hold is
+// random, else derived from it (and from a fresh token when the hold id is
+// a caller-chosen owner, which repeats across Lock calls).
+func (m *Mutex) callID(hold string, n int) string {
+	if m.owner != "" && !m.reentrant {
+		hold = newToken()
+	}
+	if n == 1 {
+		return hold
+	}
+	return hold + ":" + strconv.Itoa(n)
+}
+
+// attempt runs the acquire script once as call id; qttl > 0 queues the
+// caller (FIFO) when it is not granted. When the lock is held by another
+// owner it returns ErrNotObtained and the holder's remaining TTL (0 when the
+// lock is free but queued waiters go first). When the call fails it
+// abandons it (see abandon.lua), so that the call cannot leave a grant or
+// take effect later.
+func (m *Mutex) attempt(ctx context.Context, owner, hold, id string, qttl int64) (*Lease, time.Duration, error) {
 	start := time.Now()
-	r, err := m.c.run(ctx, scriptAcquire, m.keys, []string{owner, hold, strconv.FormatInt(m.ttlMS, 10), strconv.FormatInt(qttl, 10)})
+	r, err := m.c.run(ctx, scriptAcquire, m.keys, []string{owner, hold, strconv.FormatInt(m.ttlMS, 10), strconv.FormatInt(qttl, 10), id})
 	var v []int64
 	if err == nil {
 		v, err = replyInts(scriptAcquire, r, 2)
@@ -138,12 +156,15 @@ func (m *Mutex) attempt(ctx context.Context, owner, hold string, qttl int64) (*L
 		err = fmt.Errorf("%w: acquire status %d", ErrUnexpectedReply, v[0])
 	}
 	if err != nil {
-		// The script may have run before the call failed: drop that hold,
-		// unless it belongs to a caller-chosen single-hold owner, whose
-		// earlier grant it would end.
+		// The script may have run before the call failed, or may yet run:
+		// refuse it, and drop a hold it granted, unless that belongs to a
+		// caller-chosen single-hold owner, whose earlier grant it would end.
+		drop := "0"
 		if m.owner == "" || m.reentrant {
-			m.cleanup(ctx, scriptRelease, m.leaseKeys, []string{owner, hold})
+			drop = "1"
 		}
+		m.cleanup(ctx, scriptAbandon, []string{m.keys[0], m.keys[4], m.keys[5]},
+			[]string{owner, hold, id, drop, abandonedMS})
 		return nil, 0, err
 	}
 	if v[0] == 0 {
@@ -169,6 +190,10 @@ func (m *Mutex) cleanup(ctx context.Context, s *script, keys, args []string) {
 
 // cleanupTimeout bounds the clean-up after a failed acquire call.
 const cleanupTimeout = 500 * time.Millisecond
+
+// abandonedMS is how long an abandoned acquire call stays refused, in
+// milliseconds: far longer than a client holds a command before sending it.
+const abandonedMS = "30000"
 
 // validLock checks what every lock type is made of and returns the TTL in
 // milliseconds: the Client is open, the name and TTL are valid, and an

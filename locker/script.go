@@ -60,6 +60,7 @@ var (
 	scriptPTTL    = mustScript("pttl")
 	scriptClaim   = mustScript("claim")
 	scriptDequeue = mustScript("dequeue")
+	scriptAbandon = mustScript("abandon")
 )
 
 // run executes s with EVALSHA. When the server lacks the script (the first

@@ -117,9 +117,9 @@ func TestNoScriptLoadWrongSHA(t *testing.T) {
 			require.GreaterOrEqual(t, len(ops), 2)
 			assert.Equal(t, []string{"evalsha:" + name, "load:" + name}, ops[:2])
 			for _, c := range f.Calls()[2:] {
-				// Only a best-effort clean-up release may follow a failed acquire.
+				// Only a best-effort abandon may follow a failed acquire.
 				assert.Equal(t, "acquire", name, "unexpected call after a bad load: %v", c)
-				assert.Equal(t, "release", c.name, "unexpected call after a bad load: %v", c)
+				assert.Equal(t, "abandon", c.name, "unexpected call after a bad load: %v", c)
 			}
 		})
 	}
@@ -157,9 +157,13 @@ func TestOtherErrorNoLoad(t *testing.T) {
 }
 
 func TestFailedAcquireIsAbandoned(t *testing.T) {
-	// A failed acquire call may have run on the server; the core sends a
-	// best-effort release for the same owner and hold.
-	for _, opts := range []*locker.MutexOptions{nil, {Owner: "svc", Reentrant: true}} {
+	// A failed acquire call may have run on the server, or may yet run: the
+	// core abandons that call id, dropping the hold unless it belongs to a
+	// caller-chosen single-hold owner.
+	for _, tc := range []struct {
+		opts *locker.MutexOptions
+		drop string
+	}{{nil, "1"}, {&locker.MutexOptions{Owner: "svc", Reentrant: true}, "1"}, {&locker.MutexOptions{Owner: "svc"}, "0"}} {
 		f := newFake()
 		f.fail = func(_ context.Context, c call) error {
 			if c.name == "acquire" {
@@ -169,14 +173,16 @@ func TestFailedAcquireIsAbandoned(t *testing.T) {
 		}
 		c, err := locker.New(f, nil)
 		require.NoError(t, err)
-		l, err := newMutex(t, c, "n", time.Second, opts).TryLock(testCtx(t))
+		l, err := newMutex(t, c, "n", time.Second, tc.opts).TryLock(testCtx(t))
 		require.ErrorIs(t, err, errBoom)
 		require.Nil(t, l)
-		acq, rel := f.runs("acquire"), f.runs("release")
+		acq, ab := f.runs("acquire"), f.runs("abandon")
 		require.Len(t, acq, 1)
-		require.Len(t, rel, 1, "one clean-up release")
-		assert.Equal(t, []string{acq[0].keys[0], acq[0].keys[4]}, rel[0].keys, "lock and wake channel")
-		assert.Equal(t, acq[0].args[:2], rel[0].args, "release the same owner and hold")
+		require.Len(t, ab, 1, "one clean-up abandon")
+		assert.Equal(t, []string{acq[0].keys[0], acq[0].keys[4], acq[0].keys[5]}, ab[0].keys, "lock, wake channel, abandoned calls")
+		assert.Equal(t, append(acq[0].args[:2:2], acq[0].args[4], tc.drop, "30000"), ab[0].args,
+			"the same owner, hold and call id")
+		assert.Empty(t, f.runs("release"))
 	}
 }
 

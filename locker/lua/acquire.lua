@@ -7,11 +7,14 @@
 -- KEYS[4]  waiter expiries <prefix>{<name>}:qx (hash: hold id -> expiry ms
 --                          in server time; field '#' is the arrival counter)
 -- KEYS[5]  wake channel    <prefix>{<name>}:wake
+-- KEYS[6]  abandoned calls <prefix>{<name>}:x (see abandon.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  hold id (equals the owner token for a single, non-reentrant hold)
 -- ARGV[3]  ttl in milliseconds
 -- ARGV[4]  queue ttl in milliseconds: when not granted, join the queue (or
 --          refresh this hold's place in it) for that long; 0: do not queue
+-- ARGV[5]  call id: unique to this call; a call abandoned by its caller
+--          (listed in KEYS[6]) changes nothing and is refused
 --
 -- Reply: {1, fence} when granted: a new grant takes the next fence (the
 --        larger of the last fence + 1 and the server time in microseconds); the same
@@ -19,11 +22,14 @@
 --        current fence and the key lives at least ttl from now.
 --        {0, pttl} when not granted: pttl is the holder's remaining time to
 --        live in milliseconds, 0 when the lock is free but an earlier
---        queued waiter goes first.
+--        queued waiter goes first (or the call was abandoned).
 --
 -- The hash holds 'owner', 'fence' and one 'h:<hold id>' field per hold.
 -- While the queue is not empty only its head may take a free lock; waiters
 -- whose entry expired (crashed) are skipped, and the next ones woken.
+if redis.call('ZSCORE', KEYS[6], ARGV[5]) then
+  return {0, 0}
+end
 local owner = redis.call('HGET', KEYS[1], 'owner')
 local ttl = tonumber(ARGV[3])
 local hold = ARGV[2]
