@@ -28,6 +28,7 @@ type lateScripter struct {
 	locker.Scripter
 	mu     sync.Mutex
 	cancel context.CancelFunc // armed: the caller's cancel
+	keys   int                // armed: hold the first call with this many keys
 	send   chan struct{}      // closed by the test: send the held call
 	reply  chan lateReply     // the held call's reply from Redis
 }
@@ -37,9 +38,11 @@ type lateReply struct {
 	err error
 }
 
-func (s *lateScripter) arm(cancel context.CancelFunc) {
+// arm holds back the next call with nkeys keys (6: a mutex acquire, 3: a
+// read-write acquire) and cancels the caller's context with cancel.
+func (s *lateScripter) arm(nkeys int, cancel context.CancelFunc) {
 	s.mu.Lock()
-	s.cancel = cancel
+	s.cancel, s.keys = cancel, nkeys
 	s.send = make(chan struct{})
 	s.reply = make(chan lateReply, 1)
 	s.mu.Unlock()
@@ -48,7 +51,7 @@ func (s *lateScripter) arm(cancel context.CancelFunc) {
 func (s *lateScripter) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
 	s.mu.Lock()
 	cancel, send, reply := s.cancel, s.send, s.reply
-	held := cancel != nil && len(keys) == 6 // the mutex acquire script
+	held := cancel != nil && len(keys) == s.keys
 	if held {
 		s.cancel = nil
 	}
@@ -74,6 +77,13 @@ func checkLateAcquire(t *testing.T, e *env) {
 	// Load the scripts: the held call goes out as the EVALSHA it was.
 	warm, err := e.mutex(c, "late-warm", 10*time.Second, nil).TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock to load the scripts")
+	require.NoError(t, warm.Unlock(e.ctx), "call: Unlock")
+	wrw := e.rw(c, "late-warm-rw", 10*time.Second, nil)
+	warm, err = wrw.TryRLock(e.ctx)
+	require.NoError(t, err, "call: TryRLock to load the scripts")
+	require.NoError(t, warm.Unlock(e.ctx), "call: Unlock")
+	warm, err = wrw.TryLock(e.ctx)
+	require.NoError(t, err, "call: RWMutex TryLock to load the scripts")
 	require.NoError(t, warm.Unlock(e.ctx), "call: Unlock")
 
 	// deliver sends the held call and checks that Redis refused it.
@@ -106,7 +116,7 @@ func checkLateAcquire(t *testing.T, e *env) {
 		}
 		name := "late-" + mode
 		ctx, cancel := context.WithCancel(e.ctx)
-		late.arm(cancel)
+		late.arm(6, cancel)
 		_, err = e.mutex(c, name, 10*time.Second, opts).TryLock(ctx)
 		require.ErrorIs(t, err, context.Canceled, "%s: call: TryLock whose call is held back", mode)
 		deliver(mode)
@@ -117,7 +127,7 @@ func checkLateAcquire(t *testing.T, e *env) {
 	holder, err := e.mutex(other, "late-fifo", 10*time.Second, nil).TryLock(e.ctx)
 	require.NoError(t, err, "FIFO: call: TryLock by the holder")
 	ctx, cancel := context.WithCancel(e.ctx)
-	late.arm(cancel)
+	late.arm(6, cancel)
 	_, err = e.mutex(c, "late-fifo", 10*time.Second, &locker.MutexOptions{FIFO: true}).Lock(ctx)
 	require.ErrorIs(t, err, context.Canceled, "FIFO: call: Lock whose call is held back")
 	deliver("FIFO")
@@ -127,4 +137,25 @@ func checkLateAcquire(t *testing.T, e *env) {
 	assert.Equal(t, int64(0), n, "FIFO: waiters queued after the late call")
 	require.NoError(t, holder.Unlock(e.ctx), "FIFO: call: holder Unlock")
 	free("FIFO", "late-fifo")
+
+	// Read-write locks: a late read or write acquire grants nothing.
+	for _, write := range []bool{false, true} {
+		mode, name := "TryRLock", "late-rw-r"
+		if write {
+			mode, name = "RWMutex TryLock", "late-rw-w"
+		}
+		ctx, cancel := context.WithCancel(e.ctx)
+		late.arm(3, cancel)
+		rw := e.rw(c, name, 10*time.Second, nil)
+		if write {
+			_, err = rw.TryLock(ctx)
+		} else {
+			_, err = rw.TryRLock(ctx)
+		}
+		require.ErrorIs(t, err, context.Canceled, "%s: call whose acquire is held back", mode)
+		deliver(mode)
+		w, err := e.rw(other, name, 10*time.Second, nil).TryLock(e.ctx)
+		require.NoError(t, err, "%s: RWMutex TryLock by another client after the late call: the lock must be free", mode)
+		require.NoError(t, w.Unlock(e.ctx), "%s: Unlock", mode)
+	}
 }

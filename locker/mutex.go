@@ -53,11 +53,15 @@ func (m *Mutex) Name() string { return m.name }
 // TryLock makes one attempt to acquire the lock and does not wait (nor
 // queue, in FIFO mode: while FIFO waiters are queued it is refused). It
 // blocks for one round trip. It returns the lease, or ErrNotObtained when
-// another owner holds the lock, or ErrClosed, ErrNilContext or the
+// another owner holds the lock (joined with ctx.Err() when ctx is done
+// already: then it sends nothing), or ErrClosed, ErrNilContext or the
 // Scripter's error; on any error nothing is held.
 func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx); err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, notObtained(m.name, err) // no call to abandon
 	}
 	owner, hold := m.identity()
 	l, _, err := m.attempt(ctx, owner, hold, m.callID(hold, 1), 0)
@@ -163,8 +167,12 @@ func (m *Mutex) attempt(ctx context.Context, owner, hold, id string, qttl int64)
 		if m.owner == "" || m.reentrant {
 			drop = "1"
 		}
+		refuse := abandonedMS
+		if answered(err) {
+			refuse = "0" // the server replied: the call cannot arrive later
+		}
 		m.cleanup(ctx, scriptAbandon, []string{m.keys[0], m.keys[4], m.keys[5]},
-			[]string{owner, hold, id, drop, abandonedMS})
+			[]string{owner, hold, id, drop, refuse})
 		return nil, 0, err
 	}
 	if v[0] == 0 {
@@ -193,6 +201,7 @@ const cleanupTimeout = 500 * time.Millisecond
 
 // abandonedMS is how long an abandoned acquire call stays refused, in
 // milliseconds: far longer than a client holds a command before sending it.
+// A call the server answered (with an error) is not listed.
 const abandonedMS = "30000"
 
 // validLock checks what every lock type is made of and returns the TTL in

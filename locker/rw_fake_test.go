@@ -30,12 +30,13 @@ type rwEmu struct {
 	fences map[string]int64              // the 'f' field, by KEYS[1]
 	pubs   map[string]int                // SPUBLISH count by channel
 	errs   []error                       // calls the emulation rejected
+	gone   map[string]bool               // hold fields of abandoned calls
 }
 
 // withRW makes f answer the rw_* scripts from an emulation and returns it.
 // Earlier reply hooks of f keep precedence.
 func withRW(f *fakeScripter) *rwEmu {
-	r := &rwEmu{e: f.emu, now: 1, hashes: map[string]map[string]rwField{}, fences: map[string]int64{}, pubs: map[string]int{}}
+	r := &rwEmu{e: f.emu, now: 1, hashes: map[string]map[string]rwField{}, fences: map[string]int64{}, pubs: map[string]int{}, gone: map[string]bool{}}
 	prev := f.reply
 	f.reply = func(c call) (any, bool) {
 		if prev != nil {
@@ -191,7 +192,7 @@ func (st *rwState) finish(wake string) int64 {
 func (r *rwEmu) run(name string, keys, args []string) (any, error) {
 	need := map[string][2]int{
 		"rw_rlock": {3, 3}, "rw_lock": {3, 4}, "rw_release": {2, 2}, "rw_extend": {2, 3},
-		"rw_pttl": {2, 2}, "rw_downgrade": {2, 4}, "rw_cancel": {2, 3},
+		"rw_pttl": {2, 2}, "rw_downgrade": {2, 4}, "rw_cancel": {2, 4},
 	}[name]
 	if need == [2]int{} || len(keys) != need[0] || len(args) != need[1] {
 		return nil, fmt.Errorf("fake: %s called with %d keys and %d args, want %v", name, len(keys), len(args), need)
@@ -218,6 +219,9 @@ func (r *rwEmu) run(name string, keys, args []string) (any, error) {
 		delete(r.fences, keys[0])
 	}
 	fence, hasFence := r.fences[keys[0]]
+	if (name == "rw_rlock" || name == "rw_lock") && r.gone[hold] {
+		return []any{int64(0), int64(0)}, nil
+	}
 	switch name {
 	case "rw_rlock":
 		if !strings.HasPrefix(hold, "r:") {
@@ -336,6 +340,9 @@ func (r *rwEmu) run(name string, keys, args []string) (any, error) {
 		st.finish(wake)
 		return []any{s, int64(0)}, nil
 	case "rw_cancel":
+		if hold != "" && args[3] != "0" {
+			r.gone[hold] = true
+		}
 		intent := args[2]
 		if strings.HasPrefix(intent, "i:") {
 			st.drop(intent)

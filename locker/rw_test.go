@@ -307,7 +307,7 @@ func TestRWMutexLockGivesUpDropsIntent(t *testing.T) {
 	attempts, cancels := f.runs("rw_lock"), f.runs("rw_cancel")
 	require.NotEmpty(t, attempts)
 	require.Len(t, cancels, 1, "one clean-up call")
-	assert.Equal(t, []string{"", "", attempts[0].args[3]}, cancels[0].args, "the clean-up drops the intent")
+	assert.Equal(t, []string{"", "", attempts[0].args[3], "0"}, cancels[0].args, "the clean-up drops the intent")
 	for _, a := range attempts {
 		assert.Equal(t, attempts[0].args[3], a.args[3], "one intent for all attempts of a Lock")
 	}
@@ -361,10 +361,10 @@ func TestRWMutexFailedAcquireIsAbandoned(t *testing.T) {
 			switch {
 			case unique:
 				require.Len(t, cancels, 1, "%s %+v: one clean-up", op, opts)
-				assert.Equal(t, []string{acq[0].args[0], acq[0].args[1], intent}, cancels[0].args, "%s %+v", op, opts)
+				assert.Equal(t, []string{acq[0].args[0], acq[0].args[1], intent, "30000"}, cancels[0].args, "%s %+v", op, opts)
 			case intent != "":
 				require.Len(t, cancels, 1, "%s %+v: one clean-up", op, opts)
-				assert.Equal(t, []string{"", "", intent}, cancels[0].args, "%s %+v: a fixed owner's hold is kept, the intent dropped", op, opts)
+				assert.Equal(t, []string{"", "", intent, "0"}, cancels[0].args, "%s %+v: a fixed owner's hold is kept, the intent dropped", op, opts)
 			default:
 				assert.Empty(t, cancels, "%s %+v: a fixed owner's hold is not dropped", op, opts)
 			}
@@ -496,7 +496,7 @@ func TestRWMutexDowngrade(t *testing.T) {
 	f.fail = nil
 	cancels := f.runs("rw_cancel")
 	require.Len(t, cancels, 1)
-	assert.Equal(t, []string{w.Token(), "r:" + w.Token(), ""}, cancels[0].args)
+	assert.Equal(t, []string{w.Token(), "r:" + w.Token(), "", "30000"}, cancels[0].args)
 	assert.True(t, w.Valid())
 	require.NoError(t, w.Unlock(ctx))
 	assert.Empty(t, e.fields(key))

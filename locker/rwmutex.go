@@ -137,6 +137,9 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
 	if err := rw.c.check(ctx); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, notObtained(rw.name, err) // no call to abandon
+	}
 	l, _, err := rw.try(ctx, false, "")
 	return l, err
 }
@@ -165,6 +168,9 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := rw.c.check(ctx); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, notObtained(rw.name, err) // no call to abandon
+	}
 	l, _, err := rw.try(ctx, true, "")
 	return l, err
 }
@@ -190,7 +196,7 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 		return l, pttl, err
 	})
 	if err != nil && tried && !cleaned {
-		rw.abandon(ctx, "", "", intent)
+		rw.abandon(ctx, "", "", intent, false)
 	}
 	return l, err
 }
@@ -243,7 +249,7 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (*Lease, error) 
 	}
 	if err != nil {
 		if id != write.owner || rw.owner == "" { // a random hold id
-			rw.abandon(ctx, write.owner, read, "")
+			rw.abandon(ctx, write.owner, read, "", !answered(err))
 		}
 		return nil, err
 	}
@@ -294,10 +300,13 @@ func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, 
 	}
 	if err != nil {
 		// The script may have run: drop what it may have left behind.
-		if unique {
-			rw.abandon(ctx, owner, hold, intent)
-		} else if intent != "" {
-			rw.abandon(ctx, "", "", intent)
+		switch {
+		case unique && !answered(err):
+			rw.abandon(ctx, owner, hold, intent, true)
+		case unique:
+			rw.abandon(ctx, owner, hold, intent, false)
+		case intent != "":
+			rw.abandon(ctx, "", "", intent, false)
 		}
 		return nil, 0, err
 	}
@@ -314,12 +323,17 @@ func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, 
 }
 
 // abandon drops a hold (when hold is not "") and an intent (when intent is
-// not "") left by a failed call: best effort and bounded, like
-// a Mutex's clean-up, so nothing is left behind until the TTL.
-func (rw *RWMutex) abandon(ctx context.Context, owner, hold, intent string) {
+// not "") left by a failed call, and with refuse has Redis refuse that call
+// should it still arrive (when hold, unique to the call, is not ""): best effort and
+// bounded, like a Mutex's clean-up, so nothing is left behind until the TTL.
+func (rw *RWMutex) abandon(ctx context.Context, owner, hold, intent string, refuse bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rwCleanupTimeout)
 	defer cancel()
-	_, _ = rw.c.run(ctx, scriptRWCancel, rw.leaseKeys, []string{owner, hold, intent})
+	ms := "0"
+	if refuse && hold != "" {
+		ms = abandonedMS // the hold id is the failed call's alone
+	}
+	_, _ = rw.c.run(ctx, scriptRWCancel, rw.leaseKeys, []string{owner, hold, intent, ms})
 }
 
 // rwCleanupTimeout bounds a clean-up call after a failed or abandoned call.

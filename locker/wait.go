@@ -123,6 +123,30 @@ func transient(err error) bool {
 	return false
 }
 
+// answered reports whether err carries the server's reply to the call (an
+// error reply such as WRONGTYPE or NOPERM, or a reply the core could not
+// decode): the call was run or refused, so it cannot still arrive later.
+// Context, network and EOF errors are not answers.
+func answered(err error) bool {
+	if errors.Is(err, ErrUnexpectedReply) {
+		return true
+	}
+	var ne net.Error
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) {
+		return false
+	}
+	// A Redis error reply starts with an upper-case code: look for one at
+	// the start of any ": "-separated part, as transient does.
+	for _, part := range strings.Split(err.Error(), ": ") {
+		code, _, _ := strings.Cut(part, " ")
+		if len(code) >= 2 && strings.Trim(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // transientCodes are the Redis error codes of passing states; MOVED and
 // ASK come back when a client gave up following redirections mid-migration.
 var transientCodes = []string{"TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY", "MOVED", "ASK"}

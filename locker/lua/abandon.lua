@@ -14,7 +14,8 @@
 -- ARGV[4]  1: drop the owner's hold ARGV[2] if the call granted it; 0: keep
 --          it (a caller-chosen single-hold owner, whose earlier grant the
 --          call only renewed)
--- ARGV[5]  how long the call id stays refused, in milliseconds
+-- ARGV[5]  how long the call id stays refused, in milliseconds; 0: the
+--          server answered the call, do not list it
 --
 -- Reply: 1 a hold was dropped, 0 none was. The acquire script refuses a
 -- call id listed in KEYS[3]; expired ids are trimmed here.
@@ -27,9 +28,12 @@ if ARGV[4] == '1' and redis.call('HGET', KEYS[1], 'owner') == ARGV[1] and
     redis.call('SPUBLISH', KEYS[2], '')
   end
 end
+local ttl = tonumber(ARGV[5])
+if ttl <= 0 then
+  return dropped
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[3])
 if redis.call('PTTL', KEYS[3]) < ttl then

@@ -19,8 +19,13 @@
 --        the latest remaining time, in milliseconds, of the holds that
 --        refuse it, capped at ttl/2 when an intent was given so the writer
 --        retries before its intent lapses.
+--        {0, 0} refused: the call was abandoned (see rw_cancel.lua).
 
 -- @include rw_prelude.lua
+
+if live['x:' .. ARGV[2]] then
+  return {0, 0} -- an abandoned call arriving late
+end
 
 local owner, hold, ttl, intent = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 if string.sub(hold, 1, 2) ~= 'w:' or (intent ~= '' and string.sub(intent, 1, 2) ~= 'i:') then

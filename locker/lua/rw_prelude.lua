@@ -10,11 +10,13 @@
 -- helpers put, drop and finish.
 -- Hash fields: 'f' fence of the last write grant; 'w:<id>' a write hold,
 -- 'r:<id>' a read hold, each "<expiry ms>:<owner>"; 'i:<id>' a waiting
--- writer's intent, "<expiry ms>:". Expiries are absolute, in server time.
+-- writer's intent, "<expiry ms>:"; 'x:<hold field>' an abandoned acquire
+-- call, refused until "<expiry ms>:" (see rw_cancel.lua). Expiries are
+-- absolute, in server time.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- writer is the owner of the live write holds as loaded, or nil.
-local live, had, fence, writer = {}, {w = false, r = false, i = false}, nil, nil
+local live, had, fence, writer = {}, {w = false, r = false, i = false, x = false}, nil, nil
 do
   local all = redis.call('HGETALL', KEYS[1])
   for j = 1, #all, 2 do
@@ -87,7 +89,7 @@ local function finish(wake)
       nw = nw + 1
     elseif kind == 'r' then
       nr = nr + 1
-    else
+    elseif kind == 'i' then
       ni = ni + 1
     end
     if h[1] > last then

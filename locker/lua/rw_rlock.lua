@@ -14,8 +14,13 @@
 --        is waiting (a live intent) and this owner holds no read or write
 --        hold yet; pttl is the latest remaining time, in milliseconds, of
 --        what refuses it (the write holds, or the intents).
+--        {0, 0} refused: the call was abandoned (see rw_cancel.lua).
 
 -- @include rw_prelude.lua
+
+if live['x:' .. ARGV[2]] then
+  return {0, 0} -- an abandoned call arriving late
+end
 
 local owner, hold, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if string.sub(hold, 1, 2) ~= 'r:' then
