@@ -5,7 +5,9 @@
 //
 // A library enters through the small [Locker] interface: Lock (wait until
 // acquired or ctx is done), TryLock (one attempt) and the returned
-// [Unlocker]. Adapters for scriptlock ([Scriptlock]), the raw
+// [Unlocker]. Features only some libraries have are optional interfaces
+// of a Locker, found by type assertion: [RWLocker] (a read-write lock) and
+// [AutoRefresher] (leases the library keeps alive itself). Adapters for scriptlock ([Scriptlock]), the raw
 // SET NX PX + compare-and-delete reference ([RawGoRedis], [RawRedigo],
 // [RawRueidis]) and an in-process sync.Mutex ([SyncMutex]) live here; the
 // peers' adapters live in bench/peers.
@@ -37,8 +39,29 @@
 //     library's Lock gave up on its own and the scenario had to call it
 //     again; the wait spans all such calls).
 //   - op=trylock-held: TryLock on a key another instance holds; b.N refusals.
+//   - op=rw/clients=16/reads=90pct: 16 goroutines on one read-write lock
+//     share b.N iterations, each a read lock (RLock + Unlock) with
+//     probability 0.9, else a write lock, from a pseudo-random sequence
+//     seeded per goroutine; ns/op is per lock+unlock pair. It reports
+//     read-p50-ns, read-p99-ns, write-p50-ns, write-p99-ns (call to grant)
+//     and writes/s. Rows: scriptlock on each driver and lib=syncmutex
+//     (sync.RWMutex); the peers have no read-write lock and do not run it.
+//     Needs [RWLocker].
+//   - op=refresh/leases=10000: 10,000 leases on distinct keys with a
+//     [RefreshTTL] of 1 s, kept alive by the library's auto-refresh (every
+//     [RefreshInterval], 333 ms); b.N counts refresh rounds and the timed
+//     part is a window of b.N rounds, so ns/op is RefreshInterval by
+//     construction and allocs/op is the process's per round. It reports
+//     cmds/s (script calls counted by the server, INFO commandstats),
+//     cpu-ms/s (the process's user+system CPU per second, 1000 = one core)
+//     and cpu-ns/refresh; a lease lost by the end fails the run, and the
+//     run's keys are deleted afterwards. Rows: scriptlock
+//     (MutexOptions.AutoRefresh) on each driver and rueidislock (which
+//     extends held locks by itself); redsync and bsm/redislock have only a
+//     manual extend and do not run it. Needs [AutoRefresher].
 //
-// Every leaf calls b.ReportAllocs. All locks use the same lease [TTL].
-// Scenarios check exclusion as they go (two holders of one key at once
-// fail the run); timings are never asserted.
+// Every leaf calls b.ReportAllocs. All locks use the same lease [TTL]
+// (op=refresh excepted). Scenarios check exclusion as they go (two holders
+// of one key at once, or a reader beside a writer, fail the run); timings
+// are never asserted.
 package bench

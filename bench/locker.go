@@ -37,3 +37,45 @@ type Unlocker interface {
 // ErrGaveUp is wrapped by a Locker's Lock error when the library stopped
 // waiting by itself while the caller's context was still live.
 var ErrGaveUp = errors.New("bench: lock gave up waiting")
+
+// The interfaces below are optional: a Locker implements them when its
+// library has the feature, and the scenario that needs one finds it by type
+// assertion (database/sql's pattern). A Target lists such a scenario only
+// when its Locker implements the interface; the scenario fails, saying so,
+// otherwise.
+
+// RWLocker is implemented by a Locker whose library has a read-write lock;
+// the op=rw scenario needs it. The read-write lock on a key is its own
+// lock, distinct from Lock's mutex on the same key. Implementations must be
+// safe for concurrent use, every call contending as a separate owner.
+type RWLocker interface {
+	// RLock takes a shared read lock on key, waiting while a writer holds
+	// it (and, in a library with writer preference, while one waits for
+	// it), until it is acquired or ctx is done. When ctx ends first it
+	// returns an error and holds nothing.
+	RLock(ctx context.Context, key string) (Unlocker, error)
+
+	// WLock takes the exclusive write lock on key, waiting while a writer
+	// or any reader holds it, until it is acquired or ctx is done. When
+	// ctx ends first it returns an error and holds nothing.
+	WLock(ctx context.Context, key string) (Unlocker, error)
+}
+
+// AutoRefresher is implemented by a Locker whose library keeps a lease
+// alive by itself while it is held; the op=refresh scenario needs it.
+type AutoRefresher interface {
+	// LockAutoRefresh acquires key as Lock does, for a lease of RefreshTTL
+	// that the library renews by itself, about every RefreshInterval,
+	// until Unlock.
+	LockAutoRefresh(ctx context.Context, key string) (RefreshedLease, error)
+}
+
+// RefreshedLease is a lease returned by an AutoRefresher.
+type RefreshedLease interface {
+	Unlocker
+	// Err returns nil while the library still holds the lease, and why it
+	// does not once the library found it lost (a renewal that failed or
+	// found another owner, a validity deadline that passed). It does not
+	// contact Redis.
+	Err() error
+}

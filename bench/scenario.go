@@ -7,8 +7,10 @@ import (
 	"time"
 )
 
-// Scenario is one benchmark scenario, runnable on any Locker. Build one
-// with LockUnlock, Contended or TryLockHeld.
+// Scenario is one benchmark scenario, runnable on any Locker (RW and
+// Refresh need an optional interface of it, see RWLocker and
+// AutoRefresher). Build one with LockUnlock, Contended, TryLockHeld, RW or
+// Refresh.
 type Scenario struct {
 	// Name is the scenario's part of the benchmark name, key=value per
 	// level, such as "op=lock-unlock/clients=64".
@@ -39,6 +41,7 @@ type run struct {
 	n       int
 	l       Locker
 	other   Locker
+	addr    string // the Redis the target runs on
 	prefix  string
 	metrics map[string]float64
 }
@@ -47,6 +50,9 @@ type run struct {
 func (r *run) key(op string, i int) string {
 	return fmt.Sprintf("%s%s:%d", r.prefix, op, i)
 }
+
+// smoke reports whether this is a smoke run rather than a benchmark.
+func (r *run) smoke() bool { return r.b == nil }
 
 func (r *run) resetTimer() {
 	if r.b != nil {

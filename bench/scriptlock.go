@@ -13,6 +13,13 @@ import (
 // long-lived lock names uses scriptlock (a Mutex is safe for concurrent use
 // and each Lock gets its own token). Lock is Mutex.Lock with the Client's
 // waiting policy; the returned Unlocker is the *locker.Lease itself.
+//
+// It also implements RWLocker, with one *locker.RWMutex per key (TTL,
+// default options: writer preference), reused the same way, and
+// AutoRefresher: LockAutoRefresh is Mutex.Lock on a Mutex made for the call
+// with RefreshTTL and MutexOptions.AutoRefresh, renewed by the Client's
+// shared renewer; the returned lease is the *locker.Lease, whose Err
+// reports a loss.
 func Scriptlock(c *locker.Client) Locker {
 	return &scriptlockLocker{c: c}
 }
@@ -24,10 +31,16 @@ func ScriptlockFIFO(c *locker.Client) Locker {
 }
 
 type scriptlockLocker struct {
-	c       *locker.Client
-	opts    *locker.MutexOptions
-	mutexes sync.Map // key -> *locker.Mutex
+	c         *locker.Client
+	opts      *locker.MutexOptions
+	mutexes   sync.Map // key -> *locker.Mutex
+	rwmutexes sync.Map // key -> *locker.RWMutex
 }
+
+var (
+	_ RWLocker      = (*scriptlockLocker)(nil)
+	_ AutoRefresher = (*scriptlockLocker)(nil)
+)
 
 func (s *scriptlockLocker) mutex(key string) (*locker.Mutex, error) {
 	if m, ok := s.mutexes.Load(key); ok {
@@ -66,4 +79,52 @@ func (s *scriptlockLocker) TryLock(ctx context.Context, key string) (Unlocker, b
 		return nil, false, err
 	}
 	return l, true, nil
+}
+
+func (s *scriptlockLocker) rwmutex(key string) (*locker.RWMutex, error) {
+	if m, ok := s.rwmutexes.Load(key); ok {
+		return m.(*locker.RWMutex), nil
+	}
+	m, err := s.c.NewRWMutex(key, TTL, nil)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := s.rwmutexes.LoadOrStore(key, m)
+	return v.(*locker.RWMutex), nil
+}
+
+func (s *scriptlockLocker) RLock(ctx context.Context, key string) (Unlocker, error) {
+	m, err := s.rwmutex(key)
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.RLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (s *scriptlockLocker) WLock(ctx context.Context, key string) (Unlocker, error) {
+	m, err := s.rwmutex(key)
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (s *scriptlockLocker) LockAutoRefresh(ctx context.Context, key string) (RefreshedLease, error) {
+	m, err := s.c.NewMutex(key, RefreshTTL, &locker.MutexOptions{AutoRefresh: true})
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
 }

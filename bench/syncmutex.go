@@ -11,13 +11,21 @@ import (
 // waited over 1 ms. Lock ignores ctx (a sync.Mutex cannot stop waiting), so
 // waiters still queued when a contended run ends get the mutex, release it
 // at once and count as pending. Unlock never fails.
+//
+// It also implements RWLocker with one sync.RWMutex per key (ctx ignored
+// likewise): the reference of the op=rw scenario, reported as
+// lib=syncmutex too. Go's RWMutex also makes new readers wait behind a
+// waiting writer.
 func SyncMutex() Locker {
 	return &syncMutexLocker{}
 }
 
 type syncMutexLocker struct {
-	mutexes sync.Map // key -> *sync.Mutex
+	mutexes   sync.Map // key -> *sync.Mutex
+	rwmutexes sync.Map // key -> *sync.RWMutex
 }
+
+var _ RWLocker = (*syncMutexLocker)(nil)
 
 func (s *syncMutexLocker) mutex(key string) *sync.Mutex {
 	if m, ok := s.mutexes.Load(key); ok {
@@ -46,6 +54,43 @@ func (s *syncMutexLocker) TryLock(_ context.Context, key string) (Unlocker, bool
 type syncUnlocker struct{ m *sync.Mutex }
 
 func (u syncUnlocker) Unlock(context.Context) error {
+	u.m.Unlock()
+	return nil
+}
+
+func (s *syncMutexLocker) rwmutex(key string) *sync.RWMutex {
+	if m, ok := s.rwmutexes.Load(key); ok {
+		return m.(*sync.RWMutex)
+	}
+	m, _ := s.rwmutexes.LoadOrStore(key, new(sync.RWMutex))
+	return m.(*sync.RWMutex)
+}
+
+func (s *syncMutexLocker) RLock(_ context.Context, key string) (Unlocker, error) {
+	m := s.rwmutex(key)
+	m.RLock()
+	return syncRUnlocker{m}, nil
+}
+
+func (s *syncMutexLocker) WLock(_ context.Context, key string) (Unlocker, error) {
+	m := s.rwmutex(key)
+	m.Lock()
+	return syncWUnlocker{m}, nil
+}
+
+// syncRUnlocker and syncWUnlocker release a read and a write hold of a
+// sync.RWMutex; pointer-shaped, so no allocation as an Unlocker.
+type (
+	syncRUnlocker struct{ m *sync.RWMutex }
+	syncWUnlocker struct{ m *sync.RWMutex }
+)
+
+func (u syncRUnlocker) Unlock(context.Context) error {
+	u.m.RUnlock()
+	return nil
+}
+
+func (u syncWUnlocker) Unlock(context.Context) error {
 	u.m.Unlock()
 	return nil
 }

@@ -14,14 +14,24 @@ import (
 // Drivers lists the in-tree drivers' names in the order their rows run.
 var Drivers = []string{"goredis", "redigo", "rueidis"}
 
+// Scenarios of the read-write and auto-refresh rows.
+const (
+	// RWClients and RWReadPct make op=rw/clients=16/reads=90pct.
+	RWClients = 16
+	RWReadPct = 90
+	// RefreshLeases makes op=refresh/leases=10000.
+	RefreshLeases = 10000
+)
+
 // Targets returns the main module's rows, in order: scriptlock on each
-// driver (every scenario), scriptlock in FIFO mode on each driver
-// (contended only), the raw reference on each driver (lock-unlock and
-// trylock-held), and the in-process sync.Mutex (contended only).
+// driver (every scenario: Standard, then RW and Refresh), scriptlock in FIFO
+// mode on each driver (contended only), the raw reference on each driver
+// (lock-unlock and trylock-held), and the in-process reference, lib=syncmutex
+// (contended on sync.Mutex, rw on sync.RWMutex).
 func Targets() []Target {
 	var ts []Target
 	for _, d := range Drivers {
-		ts = append(ts, Target{Lib: "scriptlock", Driver: d, Scenarios: Standard(), New: scriptlockNew(d)})
+		ts = append(ts, Target{Lib: "scriptlock", Driver: d, Scenarios: append(Standard(), RW(RWClients, RWReadPct), Refresh(RefreshLeases)), New: scriptlockNew(d)})
 	}
 	for _, d := range Drivers {
 		ts = append(ts, Target{Lib: "scriptlock-fifo", Driver: d, Scenarios: []Scenario{Contended(8, time.Millisecond)}, New: scriptlockNewWith(d, ScriptlockFIFO)})
@@ -31,7 +41,7 @@ func Targets() []Target {
 	}
 	ts = append(ts, Target{
 		Lib:       "syncmutex",
-		Scenarios: []Scenario{Contended(8, time.Millisecond)},
+		Scenarios: []Scenario{Contended(8, time.Millisecond), RW(RWClients, RWReadPct)},
 		New: func(testing.TB, string) (Locker, Locker) {
 			l := SyncMutex()
 			return l, l

@@ -1,0 +1,44 @@
+package bench
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLatencies checks the histogram's buckets: contiguous, each value's
+// bucket midpoint within 1% of it, and quantiles within 1% of the exact
+// nearest-rank ones.
+func TestLatencies(t *testing.T) {
+	require.Equal(t, latBuckets-1, latIndex(math.MaxInt64), "latIndex(MaxInt64)")
+	prev := -1
+	for v := range uint64(1 << 16) {
+		i := latIndex(v)
+		require.True(t, i == prev || i == prev+1, "latIndex(%d) = %d after %d: buckets not contiguous", v, i, prev)
+		prev = i
+		mid := float64(latValue(i))
+		require.InEpsilon(t, float64(v)+1, mid+1, 0.01, "latValue(latIndex(%d)) = %v", v, mid)
+	}
+
+	var h latencies
+	assert.Equal(t, time.Duration(0), h.quantile(0.99), "quantile of an empty histogram")
+	rng := rand.New(rand.NewPCG(1, 2))
+	var all []time.Duration
+	var parts [2]latencies
+	for i := range 100_000 {
+		d := time.Duration(rng.ExpFloat64() * float64(time.Millisecond))
+		all = append(all, d)
+		parts[i%2].add(d)
+	}
+	h.merge(&parts[0])
+	h.merge(&parts[1])
+	slices.Sort(all)
+	for _, p := range []float64{0.5, 0.9, 0.99, 1} {
+		assert.InEpsilon(t, float64(percentile(all, p)), float64(h.quantile(p)), 0.01, "quantile(%v)", p)
+	}
+}
