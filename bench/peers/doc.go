@@ -19,6 +19,20 @@
 // knob changes. Every lock uses bench.TTL; go-redis clients come from
 // bench.NewGoRedis, the same settings as scriptlock's rows.
 //
+// No peer has a read-write lock, so none runs op=rw. Of the three, only
+// rueidislock keeps a held lock alive by itself (one goroutine per lock
+// extends it every ExtendInterval); both its rows run op=refresh on a
+// second rueidislock Locker with KeyValidity bench.RefreshTTL and
+// ExtendInterval bench.RefreshInterval, a third of the TTL as scriptlock
+// renews (rueidislock's default is half). With its default tracking
+// (lib=rueidislock) every extension's own key invalidation comes back to
+// the client and triggers another extension at once, so held locks are
+// extended back to back, as fast as the round trips allow, rather than
+// once per interval; NoLoopTracking (lib=rueidislock-tuned) removes that
+// loop. redsync and bsm/redislock have only a manual
+// Extend/Refresh and are left out of op=refresh rather than run on a
+// renewal loop written here.
+//
 // This is its own module so that scriptlock's users never download the
 // peers. scripts/bench.sh runs its benchmark binary interleaved with the
 // main module's; see bench/RESULTS.md.

@@ -49,3 +49,48 @@ func (u cancelUnlocker) Unlock(context.Context) error {
 	u()
 	return nil
 }
+
+// RueidislockAutoRefresh is Rueidislock(l) that also implements
+// bench.AutoRefresher on refresh, which must be built with KeyValidity
+// bench.RefreshTTL and ExtendInterval bench.RefreshInterval (see
+// NewRueidislockRefresh): rueidislock extends every lock it holds by
+// itself, one goroutine and timer per lock, until the lock's context ends.
+// LockAutoRefresh is WithContext; the lease's Err is the cause of the
+// lock's context once it ended (a failed extension cancels it).
+func RueidislockAutoRefresh(l, refresh rueidislock.Locker) bench.Locker {
+	return rueidislockRefresher{rueidislockLocker{l: l}, refresh}
+}
+
+type rueidislockRefresher struct {
+	rueidislockLocker
+	refresh rueidislock.Locker
+}
+
+var _ bench.AutoRefresher = rueidislockRefresher{}
+
+func (r rueidislockRefresher) LockAutoRefresh(ctx context.Context, key string) (bench.RefreshedLease, error) {
+	lctx, cancel, err := r.refresh.WithContext(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &rueidislockLease{ctx: lctx, cancel: cancel}, nil
+}
+
+// rueidislockLease is a lock held by rueidislock: Unlock calls its
+// CancelFunc (release, and wait for it); Err reports its context's end.
+type rueidislockLease struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (l *rueidislockLease) Unlock(context.Context) error {
+	l.cancel()
+	return nil
+}
+
+func (l *rueidislockLease) Err() error {
+	if l.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(l.ctx)
+}

@@ -26,7 +26,8 @@ const (
 
 // Targets returns the peers' rows, in order: redsync, redsync-tuned,
 // redislock, redislock-tuned (all on go-redis), rueidislock and
-// rueidislock-tuned (on rueidis).
+// rueidislock-tuned (on rueidis). None runs op=rw (no peer has a read-write
+// lock); only rueidislock runs op=refresh (the others have no auto-refresh).
 func Targets() []bench.Target {
 	contended := []bench.Scenario{bench.Contended(8, time.Millisecond)}
 	return []bench.Target{
@@ -43,12 +44,12 @@ func Targets() []bench.Target {
 		{Lib: "redislock-tuned", Driver: "goredis", Scenarios: contended, New: twice(func(tb testing.TB, addr string) bench.Locker {
 			return Redislock(redislock.New(bench.NewGoRedis(tb, addr)), redislock.LinearBackoff(TunedRetryDelay))
 		})},
-		{Lib: "rueidislock", Driver: "rueidis", Scenarios: bench.Standard(), New: twice(func(tb testing.TB, addr string) bench.Locker {
-			return Rueidislock(newRueidislock(tb, addr, false))
-		})},
-		{Lib: "rueidislock-tuned", Driver: "rueidis", Scenarios: bench.Standard(), New: twice(func(tb testing.TB, addr string) bench.Locker {
-			return Rueidislock(newRueidislock(tb, addr, true))
-		})},
+		{Lib: "rueidislock", Driver: "rueidis", Scenarios: append(bench.Standard(), bench.Refresh(bench.RefreshLeases)), New: func(tb testing.TB, addr string) (bench.Locker, bench.Locker) {
+			return RueidislockAutoRefresh(newRueidislock(tb, addr, false), NewRueidislockRefresh(tb, addr, false)), Rueidislock(newRueidislock(tb, addr, false))
+		}},
+		{Lib: "rueidislock-tuned", Driver: "rueidis", Scenarios: append(bench.Standard(), bench.Refresh(bench.RefreshLeases)), New: func(tb testing.TB, addr string) (bench.Locker, bench.Locker) {
+			return RueidislockAutoRefresh(newRueidislock(tb, addr, true), NewRueidislockRefresh(tb, addr, true)), Rueidislock(newRueidislock(tb, addr, true))
+		}},
 	}
 }
 
@@ -67,6 +68,26 @@ func newRueidislock(tb testing.TB, addr string, noLoop bool) rueidislock.Locker 
 		ClientOption:   rueidis.ClientOption{InitAddress: []string{addr}},
 		KeyMajority:    1,
 		KeyValidity:    bench.TTL,
+		NoLoopTracking: noLoop,
+	})
+	if err != nil {
+		tb.Fatalf("rueidislock: NewLocker(%s): %v", addr, err)
+	}
+	tb.Cleanup(l.Close)
+	return l
+}
+
+// NewRueidislockRefresh returns the rueidislock Locker of the op=refresh
+// scenario: as newRueidislock (KeyMajority 1, client-side cache on), with
+// KeyValidity bench.RefreshTTL and ExtendInterval bench.RefreshInterval
+// (its default would be half the validity), so it renews as often as
+// scriptlock. Closed by tb.Cleanup.
+func NewRueidislockRefresh(tb testing.TB, addr string, noLoop bool) rueidislock.Locker {
+	l, err := rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption:   rueidis.ClientOption{InitAddress: []string{addr}},
+		KeyMajority:    1,
+		KeyValidity:    bench.RefreshTTL,
+		ExtendInterval: bench.RefreshInterval,
 		NoLoopTracking: noLoop,
 	})
 	if err != nil {
