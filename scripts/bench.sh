@@ -14,7 +14,11 @@
 #   BENCH_PASSES=N          override the number of passes
 #   BENCH_TIME=D            override -test.benchtime (such as 500ms, 2s)
 #   BENCH_FILTER=RE         -test.bench regexp (default ., every row), such
-#                           as 'Lock/lib=scriptlock' or 'Lock/.*/op=contended'
+#                           as 'Lock/lib=scriptlock' or 'Lock/.*/op=contended'.
+#                           Each /-separated part matches one level and rows
+#                           without a driver level (syncmutex) have one level
+#                           fewer; the read-write and auto-refresh scenarios
+#                           alone: 'Lock/./(driver|op=(rw|refresh))/(op=(rw|refresh)|clients=16)'
 #   BENCH_OUT=DIR           results folder (default bench/results/<UTC time>)
 #   SCRIPTLOCK_REDIS_ADDR   host:port of an existing standalone Redis to use
 #                           instead of starting one; the benchmarks write
@@ -162,21 +166,29 @@ done
 
 bs() { "$tmp/benchstat" -table '' "$@"; }
 {
-	echo "### (a) drivers side by side: scriptlock and raw, one column per driver"
+	echo "### (a) drivers side by side: scriptlock and raw, one column per driver (op=refresh: see (e))"
 	echo
-	bs -filter '/lib:(scriptlock OR raw)' -col /driver "$out/main.txt"
+	bs -filter '/lib:(scriptlock OR raw) -/op:refresh' -col /driver "$out/main.txt"
 	echo
 	echo "### (a2) scriptlock vs the raw reference on the same driver"
 	echo
-	bs -filter '/lib:(scriptlock OR raw) -/op:contended' -col /lib "$out/main.txt"
+	bs -filter '/lib:(scriptlock OR raw) -/op:(contended OR rw OR refresh)' -col /lib "$out/main.txt"
 	echo
 	echo "### (b) scriptlock vs peers on the same client library, uncontended"
 	echo
-	bs -filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:contended -/driver:redigo' -col /lib "$out/main.txt" "$out/peers.txt"
+	bs -filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:(contended OR rw OR refresh) -/driver:redigo' -col /lib "$out/main.txt" "$out/peers.txt"
 	echo
 	echo "### (c) contended, 8 goroutines holding 1 ms: every lib and driver (compare rows)"
 	echo
 	bs -filter '/op:contended' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
+	echo
+	echo "### (d) read-write lock, 16 goroutines, 90% reads: scriptlock per driver and sync.RWMutex (no peer has one)"
+	echo
+	bs -filter '/op:rw' -row /lib,/driver -col /op "$out/main.txt"
+	echo
+	echo "### (e) auto-refresh of 10,000 leases (TTL 1s, renewed every 333ms; ns/op is the window per round, by construction)"
+	echo
+	bs -filter '/op:refresh' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
 } 2>&1 | tee "$out/tables.txt"
 
 "$tmp/benchchart" -title "scriptlock benchmarks: medians of $passes passes x $benchtime, $(date -u +%Y-%m-%d)" \

@@ -34,6 +34,8 @@ var panels = []panel{
 	{"contended 8×1ms: p99 wait, ms (lower is better)", "op=contended/clients=8/hold=1ms", "wait-p99-ns", func(v float64) float64 { return v / 1e6 }, "%.1f"},
 	{"contended 8×1ms: handoffs/s (higher is better)", "op=contended/clients=8/hold=1ms", "handoffs/s", func(v float64) float64 { return v }, "%.0f"},
 	{"contended 8×1ms: fairness, fewest÷most grants (higher is better)", "op=contended/clients=8/hold=1ms", "fairness", func(v float64) float64 { return v }, "%.2f"},
+	{"read-write, 16 clients, 90% reads: µs per lock+unlock (lower is better)", "op=rw/clients=16/reads=90pct", "ns/op", func(v float64) float64 { return v / 1e3 }, "%.1f"},
+	{"auto-refresh of 10,000 leases: CPU ms per second (lower is better)", "op=refresh/leases=10000", "cpu-ms/s", func(v float64) float64 { return v }, "%.0f"},
 }
 
 // libColor gives each library a colour; its variants (-tuned, -fifo rows)
