@@ -43,15 +43,30 @@ var (
 )
 
 func (s *scriptlockLocker) mutex(key string) (*locker.Mutex, error) {
-	if m, ok := s.mutexes.Load(key); ok {
-		return m.(*locker.Mutex), nil
+	return cached(&s.mutexes, key, func() (*locker.Mutex, error) { return s.c.NewMutex(key, TTL, s.opts) })
+}
+
+// cached returns the lock stored under key in m, making and storing one
+// with newLock on first use.
+func cached[T any](m *sync.Map, key string, newLock func() (T, error)) (T, error) {
+	if v, ok := m.Load(key); ok {
+		return v.(T), nil
 	}
-	m, err := s.c.NewMutex(key, TTL, s.opts)
+	v, err := newLock()
+	if err != nil {
+		return v, err
+	}
+	got, _ := m.LoadOrStore(key, v)
+	return got.(T), nil
+}
+
+// unlocker returns l as an Unlocker, or err with a nil Unlocker (not a nil
+// *locker.Lease inside one).
+func unlocker(l *locker.Lease, err error) (Unlocker, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, _ := s.mutexes.LoadOrStore(key, m)
-	return v.(*locker.Mutex), nil
+	return l, nil
 }
 
 func (s *scriptlockLocker) Lock(ctx context.Context, key string) (Unlocker, error) {
@@ -59,11 +74,7 @@ func (s *scriptlockLocker) Lock(ctx context.Context, key string) (Unlocker, erro
 	if err != nil {
 		return nil, err
 	}
-	l, err := m.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return unlocker(m.Lock(ctx))
 }
 
 func (s *scriptlockLocker) TryLock(ctx context.Context, key string) (Unlocker, bool, error) {
@@ -82,15 +93,7 @@ func (s *scriptlockLocker) TryLock(ctx context.Context, key string) (Unlocker, b
 }
 
 func (s *scriptlockLocker) rwmutex(key string) (*locker.RWMutex, error) {
-	if m, ok := s.rwmutexes.Load(key); ok {
-		return m.(*locker.RWMutex), nil
-	}
-	m, err := s.c.NewRWMutex(key, TTL, nil)
-	if err != nil {
-		return nil, err
-	}
-	v, _ := s.rwmutexes.LoadOrStore(key, m)
-	return v.(*locker.RWMutex), nil
+	return cached(&s.rwmutexes, key, func() (*locker.RWMutex, error) { return s.c.NewRWMutex(key, TTL, nil) })
 }
 
 func (s *scriptlockLocker) RLock(ctx context.Context, key string) (Unlocker, error) {
@@ -98,11 +101,7 @@ func (s *scriptlockLocker) RLock(ctx context.Context, key string) (Unlocker, err
 	if err != nil {
 		return nil, err
 	}
-	l, err := m.RLock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return unlocker(m.RLock(ctx))
 }
 
 func (s *scriptlockLocker) WLock(ctx context.Context, key string) (Unlocker, error) {
@@ -110,11 +109,7 @@ func (s *scriptlockLocker) WLock(ctx context.Context, key string) (Unlocker, err
 	if err != nil {
 		return nil, err
 	}
-	l, err := m.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return unlocker(m.Lock(ctx))
 }
 
 func (s *scriptlockLocker) LockAutoRefresh(ctx context.Context, key string) (RefreshedLease, error) {

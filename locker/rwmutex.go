@@ -301,10 +301,8 @@ func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, 
 	if err != nil {
 		// The script may have run: drop what it may have left behind.
 		switch {
-		case unique && !answered(err):
-			rw.abandon(ctx, owner, hold, intent, true)
 		case unique:
-			rw.abandon(ctx, owner, hold, intent, false)
+			rw.abandon(ctx, owner, hold, intent, !answered(err))
 		case intent != "":
 			rw.abandon(ctx, "", "", intent, false)
 		}
@@ -324,8 +322,9 @@ func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, 
 
 // abandon drops a hold (when hold is not "") and an intent (when intent is
 // not "") left by a failed call, and with refuse has Redis refuse that call
-// should it still arrive (when hold, unique to the call, is not ""): best effort and
-// bounded, like a Mutex's clean-up, so nothing is left behind until the TTL.
+// should it still arrive (when hold, unique to the call, is not ""): best
+// effort and bounded, like a Mutex's clean-up, so nothing is left behind
+// until the TTL.
 func (rw *RWMutex) abandon(ctx context.Context, owner, hold, intent string, refuse bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rwCleanupTimeout)
 	defer cancel()
