@@ -20,10 +20,15 @@ type script struct {
 	sha  string
 }
 
+// allScripts lists every embedded script, for ScriptName.
+var allScripts []*script
+
 func mustScript(name string) *script {
 	src := assemble(name)
 	sum := sha1.Sum([]byte(src))
-	return &script{name: name, src: src, sha: hex.EncodeToString(sum[:])}
+	s := &script{name: name, src: src, sha: hex.EncodeToString(sum[:])}
+	allScripts = append(allScripts, s)
+	return s
 }
 
 // includePrefix marks a line that is replaced by another embedded file:
@@ -125,4 +130,17 @@ func replyInt(s *script, r any) (int64, error) {
 		return 0, fmt.Errorf("%w: %s: got %#v, want an integer", ErrUnexpectedReply, s.name, r)
 	}
 	return x, nil
+}
+
+// ScriptName returns the name of the embedded script whose SHA-1 is sha1
+// ("acquire", "release", "extend", "rw_lock", ...), or "" when sha1 is none
+// of them. Tools and test wrappers that sit between the core and a driver
+// use it to tell calls apart; the names are those of the files in lua/.
+func ScriptName(sha1 string) string {
+	for _, s := range allScripts {
+		if s.sha == sha1 {
+			return s.name
+		}
+	}
+	return ""
 }
