@@ -51,7 +51,7 @@ var mutexCases = []testCase{
 	},
 	{
 		name:  "Mutex/IdempotentAcquire",
-		rule:  "Acquiring again with the same owner token succeeds with the same fence and one hold, so a re-sent acquire is harmless.",
+		rule:  "Acquiring again with the same Owner (a hand-over) succeeds with the same fence; the later lease's Unlock frees the lock, earlier holds included, and the earlier lease's Unlock never drops the later hold.",
 		check: checkIdempotentAcquire,
 	},
 	{
@@ -263,21 +263,34 @@ func checkIdempotentAcquire(t *testing.T, e *env) {
 	opts := &locker.MutexOptions{Owner: "owner-" + e.prefix}
 	m1 := e.mutex(c, "idem", 10*time.Second, opts)
 	m2 := e.mutex(c, "idem", 10*time.Second, opts)
-	a, err := m1.TryLock(e.ctx)
-	require.NoError(t, err, "call: TryLock with Owner")
-	b, err := m2.TryLock(e.ctx)
-	require.NoError(t, err, "call: TryLock again with the same Owner")
-	assert.Equal(t, a.Fence(), b.Fence(), "call: Fence() of the repeated acquire")
-	assert.Equal(t, a.Token(), b.Token(), "call: Token() of the repeated acquire")
 	other := e.mutex(c, "idem", 10*time.Second, nil)
-	_, err = other.TryLock(e.ctx)
-	assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock by another owner")
-	require.NoError(t, a.Unlock(e.ctx), "call: Unlock of the first lease")
-	o, err := other.TryLock(e.ctx)
-	require.NoError(t, err, "call: TryLock by another owner after one Unlock: a repeated acquire must not add a hold")
-	assert.Greater(t, o.Fence(), a.Fence(), "call: Fence() of the next owner")
-	assert.ErrorIs(t, b.Unlock(e.ctx), locker.ErrHeldByOther, "call: Unlock of the repeated lease after hand-over")
-	require.NoError(t, o.Unlock(e.ctx), "call: Unlock by the other owner")
+	for _, laterFirst := range []bool{false, true} {
+		a, err := m1.TryLock(e.ctx)
+		require.NoError(t, err, "call: TryLock with Owner")
+		b, err := m2.TryLock(e.ctx)
+		require.NoError(t, err, "call: TryLock again with the same Owner")
+		assert.Equal(t, a.Fence(), b.Fence(), "call: Fence() of the repeated acquire")
+		assert.Equal(t, a.Token(), b.Token(), "call: Token() of the repeated acquire")
+		_, err = other.TryLock(e.ctx)
+		assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock by another owner")
+		if laterFirst {
+			// The hand-over's Unlock frees the lock, earlier holds included.
+			require.NoError(t, b.Unlock(e.ctx), "call: Unlock of the later lease")
+			assert.ErrorIs(t, a.Unlock(e.ctx), locker.ErrExpired, "call: Unlock of the earlier lease after the later one freed the lock")
+		} else {
+			// The earlier lease's Unlock (a release arriving late, say)
+			// never drops the later hold.
+			require.NoError(t, a.Unlock(e.ctx), "call: Unlock of the earlier lease")
+			_, err = other.TryLock(e.ctx)
+			assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock by another owner while the later lease holds")
+			assert.True(t, b.Valid(), "call: Valid() of the later lease")
+			require.NoError(t, b.Unlock(e.ctx), "call: Unlock of the later lease")
+		}
+		o, err := other.TryLock(e.ctx)
+		require.NoError(t, err, "call: TryLock by another owner after the Owner's Unlock (later first: %v)", laterFirst)
+		assert.Greater(t, o.Fence(), a.Fence(), "call: Fence() of the next owner")
+		require.NoError(t, o.Unlock(e.ctx), "call: Unlock by the other owner")
+	}
 }
 
 func checkReentrant(t *testing.T, e *env) {

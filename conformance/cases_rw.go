@@ -42,7 +42,7 @@ var rwCases = []testCase{
 	},
 	{
 		name:  "RW/WriterGivesUp",
-		rule:  "A writer whose Lock ends with its context leaves no intent behind: a new reader's TryRLock right after Lock returned succeeds, and the lock's hash holds no intent.",
+		rule:  "A writer whose Lock ends with its context returns at once and leaves no intent behind: its intent is dropped in the background, so a new reader's TryRLock succeeds within a second (not after the intent's 30 s), and the lock's hash holds no intent.",
 		check: checkRWWriterGivesUp,
 	},
 	{
@@ -52,7 +52,7 @@ var rwCases = []testCase{
 	},
 	{
 		name:  "RW/FencesIncrease",
-		rule:  "Fences strictly increase across 60 write grants, including grants after the previous write lease expired, and a read lease reports the fence of the last write grant, also after that grant expired.",
+		rule:  "Fences strictly increase across 60 write grants, including grants after the previous write lease expired, and a read lease's fence is at least that of the last write grant and below the next one's, also after that grant expired.",
 		check: checkRWFences,
 	},
 	{
@@ -72,7 +72,7 @@ var rwCases = []testCase{
 	},
 	{
 		name:  "RW/UseAfterClose",
-		rule:  "After Client.Close every operation of its RWMutexes and their leases returns ErrClosed.",
+		rule:  "After Client.Close every operation of its RWMutexes and their leases returns ErrClosed, except Unlock, which still releases.",
 		check: checkRWUseAfterClose,
 	},
 	{
@@ -436,7 +436,11 @@ func checkRWWriterGivesUp(t *testing.T, e *env) {
 		require.ErrorIs(t, err, locker.ErrNotObtained, "call: Lock #%d past its deadline", i)
 		require.ErrorIs(t, err, context.DeadlineExceeded, "call: Lock #%d past its deadline: want ctx.Err() joined", i)
 		r2, err := rw.TryRLock(e.ctx)
-		require.NoError(t, err, "call: TryRLock right after writer #%d gave up: its intent (30s) must be gone", i)
+		for deadline := time.Now().Add(time.Second); errors.Is(err, locker.ErrNotObtained) && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+			r2, err = rw.TryRLock(e.ctx)
+		}
+		require.NoError(t, err, "call: TryRLock within 1s after writer #%d gave up: its intent (30s) must be gone", i)
 		require.NoError(t, r2.Unlock(e.ctx), "call: Unlock of that reader")
 		for _, f := range e.rwHashFields(c, "gives-up") {
 			assert.False(t, strings.HasPrefix(f, "i:"), "call: HKEYS of the lock's hash after writer #%d gave up: intent %q left", i, f)
@@ -499,11 +503,11 @@ func checkRWDowngrade(t *testing.T, e *env) {
 	ttl, err := d.TTL(e.ctx)
 	require.NoError(t, err, "call: TTL() of the downgraded lease")
 	assert.Greater(t, ttl, 20*time.Second, "call: TTL() of the downgraded lease")
-	// No write grant since w: the shared fence counter still holds w's fence.
-	fk := e.client(nil).Key("downgrade") + ":fence"
-	cur, err := e.d.admin.Do(e.ctx, fk, "GET", fk)
-	require.NoError(t, err, "call: admin GET %s", fk)
-	assert.Equal(t, strconv.FormatInt(w.Fence(), 10), cur, "call: fence counter before the read lease is unlocked: no write grant since the downgraded one")
+	// No write grant since w: the hash still holds w's fence.
+	fk := e.client(nil).Key("downgrade") + ":rw"
+	cur, err := e.d.admin.Do(e.ctx, fk, "HGET", fk, "f")
+	require.NoError(t, err, "call: admin HGET %s f", fk)
+	assert.Equal(t, strconv.FormatInt(w.Fence(), 10), cur, "call: last write fence before the read lease is unlocked: no write grant since the downgraded one")
 	readDone.Store(true)
 	require.NoError(t, d.Unlock(e.ctx), "call: Unlock of the downgraded lease")
 	res := <-got
@@ -531,7 +535,8 @@ func checkRWFences(t *testing.T, e *env) {
 		}
 		r, err := reader.RLock(e.ctx)
 		require.NoError(t, err, "call: RLock after write grant #%d", i)
-		assert.Equal(t, last, r.Fence(), "call: Fence() of a read lease after write grant #%d", i)
+		assert.GreaterOrEqual(t, r.Fence(), last, "call: Fence() of a read lease after write grant #%d", i)
+		last = r.Fence() // the next write grant's fence must be above it
 		require.NoError(t, r.Unlock(e.ctx), "call: reader Unlock #%d", i)
 	}
 }
@@ -824,7 +829,9 @@ func checkRWUseAfterClose(t *testing.T, e *env) {
 	assert.ErrorIs(t, r.Extend(e.ctx, time.Second), locker.ErrClosed, "call: read lease Extend after Close")
 	_, err = r.TTL(e.ctx)
 	assert.ErrorIs(t, err, locker.ErrClosed, "call: read lease TTL after Close")
-	assert.ErrorIs(t, r.Unlock(e.ctx), locker.ErrClosed, "call: read lease Unlock after Close")
+	// Unlock is the one call that still works: it releases.
+	assert.NoError(t, r.Unlock(e.ctx), "call: read lease Unlock after Close")
+	assert.False(t, r.Valid(), "call: Valid() of the read lease unlocked after Close")
 }
 
 func checkRWTwoRoundTrips(t *testing.T, e *env) {

@@ -13,7 +13,7 @@ import (
 // ownTests are the rule groups with a top-level test of their own, so that
 // `go test ./conformance/... -run RW` (or Chaos, BadInput, ACL) selects
 // them; TestConformance runs every other group.
-var ownTests = []string{"RW", "Chaos", "BadInput", "ACL"}
+var ownTests = []string{"RW", "Chaos", "BadInput", "ACL", "Outcome", "Stall", "Migrate"}
 
 // TestConformance certifies every in-tree driver, standalone and Cluster,
 // on every rule group except those in ownTests.
@@ -38,6 +38,15 @@ func TestBadInput(t *testing.T) { runDrivers(t, "BadInput") }
 
 // TestACL runs the least-privilege rules for every in-tree driver.
 func TestACL(t *testing.T) { runDrivers(t, "ACL") }
+
+// TestOutcome runs the unknown-outcome rules for every in-tree driver.
+func TestOutcome(t *testing.T) { runDrivers(t, "Outcome") }
+
+// TestStall runs the stalled-server rules for every in-tree driver.
+func TestStall(t *testing.T) { runDrivers(t, "Stall") }
+
+// TestMigrate runs the slot-migration rules for every in-tree driver.
+func TestMigrate(t *testing.T) { runDrivers(t, "Migrate") }
 
 func runDrivers(t *testing.T, groups ...string) {
 	for _, d := range testdrivers.All() {

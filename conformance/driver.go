@@ -114,5 +114,20 @@ func allCases() []testCase {
 	cs = append(cs, aclCases...)
 	cs = append(cs, claimCases...)
 	cs = append(cs, rwCases...)
+	cs = append(cs, outcomeCases...)
+	cs = append(cs, stallCases...)
+	cs = append(cs, migrateCases...)
 	return cs
 }
+
+// The unknown-outcome groups: each file that defines rules appends to its
+// group's slice in an init function.
+var (
+	// outcomeCases: every script call site under the three fates of a call
+	// whose outcome the caller cannot know (reply lost, run late, delayed).
+	outcomeCases []testCase
+	// stallCases: a server stalled by DEBUG SLEEP while calls time out.
+	stallCases []testCase
+	// migrateCases: lease operations during a slow slot migration.
+	migrateCases []testCase
+)

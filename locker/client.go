@@ -21,9 +21,11 @@ type Client struct {
 	minDly time.Duration
 	maxDly time.Duration
 	closed atomic.Bool
+	done   chan struct{} // closed by Close: blocked Locks return
 
 	renewer *renewer // auto-refresh, see renew.go
 	wake    wakeHub  // push wake-ups, see wake.go
+	jan     *janitor // background clean-ups, see cleanup.go
 }
 
 // New returns a Client that runs its scripts through s. It does not contact
@@ -43,21 +45,30 @@ func New(s Scripter, opts *Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{s: s, prefix: o.Prefix, drift: o.DriftFactor, minDly: o.MinRetryDelay, maxDly: o.MaxRetryDelay}
+	c := &Client{s: s, prefix: o.Prefix, drift: o.DriftFactor, minDly: o.MinRetryDelay, maxDly: o.MaxRetryDelay,
+		done: make(chan struct{}), jan: newJanitor()}
 	c.renewer = newRenewer(c)
 	return c, nil
 }
 
 // Close marks the Client closed: every later call on it, its locks and its
-// leases returns ErrClosed. It stops auto-refresh, waiting for renewal
-// calls in flight to return (they are cancelled), so no goroutine of the
+// leases returns ErrClosed, except Lease.Unlock, which still releases. A
+// Lock or RLock waiting meanwhile returns ErrClosed, and a grant that
+// arrives after Close started is released, not returned. Close stops
+// auto-refresh, waiting for renewal calls in flight to return (they are
+// cancelled), and gives background clean-ups (of calls whose outcome was
+// unknown) up to one second before cancelling them, so no goroutine of the
 // Client outlives Close. Close does not release held locks (they expire
 // with their TTL; leases that were auto-refreshed report Lost at their
 // validity deadline) and does not close the Scripter's Redis client, which
 // the caller owns. Close is idempotent.
 func (c *Client) Close() error {
-	c.closed.Store(true)
+	if c.closed.Swap(true) {
+		return nil
+	}
+	close(c.done)
 	c.renewer.close()
+	c.jan.close()
 	return nil
 }
 
@@ -87,9 +98,31 @@ func (c *Client) validity(start time.Time, ttlMS int64) time.Time {
 // idempotent "first one wins" check for deduplicating messages. A re-sent
 // call (a client's network retry) of the winner still reports true. The
 // marker is never released early; it expires after ttl. Claim blocks for one
-// round trip; it fails with ErrInvalidName, ErrInvalidTTL, ErrClosed,
-// ErrNilContext or the Scripter's error, and then claims nothing.
+// round trip (and, first, until a clean-up of an earlier Claim of key on this
+// Client has finished). It fails with ErrInvalidName, ErrInvalidTTL,
+// ErrClosed, ErrNilContext or the Scripter's error, and then claims nothing:
+// when the call's outcome is unknown (ctx ended, connection broke), a
+// background clean-up drops the marker if this call set it and has Redis
+// refuse the call should it arrive later, so that a retried Claim can win.
 func (c *Client) Claim(ctx context.Context, key string, ttl time.Duration) (first bool, err error) {
+	return c.claim(ctx, key, newToken(), ttl, true)
+}
+
+// ClaimAs is Claim with a token the caller chooses (at most MaxNameLen
+// bytes, not empty): the same token reports true again for as long as it
+// holds the claim, so a caller that lost a reply can call ClaimAs again with
+// the same token and learn that it won. Nothing is cleaned up after a
+// failed call: the outcome is the caller's to learn by calling again. It
+// fails as Claim does, and with ErrInvalidOption for a bad token.
+func (c *Client) ClaimAs(ctx context.Context, key, token string, ttl time.Duration) (first bool, err error) {
+	if token == "" || len(token) > MaxNameLen {
+		return false, fmt.Errorf("%w: claim token must have 1 to MaxNameLen (%d) bytes", ErrInvalidOption, MaxNameLen)
+	}
+	return c.claim(ctx, key, token, ttl, false)
+}
+
+// claim runs claim.lua with token; abandon cleans up after an unknown outcome.
+func (c *Client) claim(ctx context.Context, key, token string, ttl time.Duration, abandon bool) (bool, error) {
 	if err := c.check(ctx); err != nil {
 		return false, err
 	}
@@ -100,15 +133,33 @@ func (c *Client) Claim(ctx context.Context, key string, ttl time.Duration) (firs
 	if err != nil {
 		return false, err
 	}
-	r, err := c.run(ctx, scriptClaim, []string{c.claimKey(key)}, []string{newToken(), strconv.FormatInt(ms, 10)})
+	keys := []string{c.claimKey(key)}
+	if err := c.awaitCleanup(ctx, keys[0]); err != nil {
+		return false, fmt.Errorf("locker: claim %q: %w", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("locker: claim %q: %w", key, err) // nothing sent: nothing to clean up
+	}
+	r, err := retryTransient(ctx, func() (any, error) {
+		return c.run(ctx, scriptClaim, keys, []string{token, strconv.FormatInt(ms, 10)})
+	})
+	var n int64
+	if err == nil {
+		n, err = replyInt(scriptClaim, r)
+		if err == nil && n != 0 && n != 1 {
+			err = fmt.Errorf("%w: claim status %d", ErrUnexpectedReply, n)
+		}
+	}
 	if err != nil {
+		if abandon && !answered(err) {
+			c.later(keys[0], time.Time{}, func(ctx context.Context) error {
+				_, err := c.run(ctx, scriptUnclaim, keys, []string{token, abandonedMS})
+				return err
+			})
+		}
 		return false, err
 	}
-	n, err := replyInt(scriptClaim, r)
-	if err == nil && n != 0 && n != 1 {
-		err = fmt.Errorf("%w: claim status %d", ErrUnexpectedReply, n)
-	}
-	return n == 1 && err == nil, err
+	return n == 1, nil
 }
 
 // newToken returns 128 random bits from crypto/rand, base64url-encoded.

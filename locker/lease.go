@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,10 +15,12 @@ import (
 // idempotent.
 
 // leaseOps are the scripts that act on a held lease of one kind of lock.
-// Each takes the lease's keys as KEYS and ARGV[1] owner, ARGV[2] hold id;
-// extend also ARGV[3] ttl in ms. release and extend reply 1 done, 0 expired
-// (nobody holds it, or this hold is gone), -1 another owner holds it; pttl
-// replies {status, pttl ms} with the same statuses.
+// Each takes the lock's hash as its only key and ARGV[1] owner, ARGV[2]
+// hold id; release also ARGV[3] 1 to drop the owner's earlier holds too
+// (single), extend ARGV[3] ttl in ms and ARGV[4] the extend number; the
+// wake channel comes last. release and extend reply 1 done, 0 expired
+// (nobody holds it, or this hold is gone), -1 another owner holds it;
+// extend also 2, refused as late; pttl replies {status, pttl ms}.
 type leaseOps struct {
 	release, extend, pttl *script
 }
@@ -29,23 +32,59 @@ var mutexOps = &leaseOps{release: scriptRelease, extend: scriptExtend, pttl: scr
 // safe for concurrent use. All methods of a nil *Lease are safe: Unlock
 // returns nil, the others report an expired lease.
 type Lease struct {
-	c     *Client
-	ops   *leaseOps
-	name  string
-	keys  []string // KEYS of the lease's scripts
-	owner string
-	hold  string
-	fence int64
+	c      *Client
+	ops    *leaseOps
+	name   string
+	keys   []string // the lock's hash: the only key of the lease's scripts
+	wake   string   // the lock's wake channel
+	owner  string
+	hold   string // the hold id (mutex) or hold field (read-write lock)
+	fence  int64
+	single bool // a release also drops the owner's earlier holds
 
-	unlockMu sync.Mutex // serializes Unlock calls
+	unlockMu sync.Mutex   // serializes Unlock and Downgrade
+	extends  atomic.Int64 // the last extend number sent
 
 	ttlMS   int64 // the TTL auto-refresh renews with
 	refresh bool  // renewed by the Client's renewer
 
 	mu         sync.Mutex // guards the fields below
 	validUntil time.Time
+	applied    int64 // the extend number validUntil was last set by
 	released   bool
-	life       // loss signalling, see lost.go
+	releasing  bool // an Unlock or Downgrade is in flight: losses are not reported
+	life            // loss signalling, see lost.go
+}
+
+// grant is what an acquire script granted: the lease's identity.
+type grant struct {
+	ops    *leaseOps
+	name   string
+	keys   []string
+	wake   string
+	owner  string
+	hold   string
+	fence  int64
+	single bool
+}
+
+// newLease makes the lease of a grant by a call that started at start and
+// starts its auto-refresh. A grant that arrives after Client.Close started
+// is released at once (bounded) and ErrClosed returned: nothing is held.
+func (c *Client) newLease(g grant, start time.Time, ttlMS int64, refresh bool) (*Lease, error) {
+	l := &Lease{
+		c: c, ops: g.ops, name: g.name, keys: g.keys, wake: g.wake,
+		owner: g.owner, hold: g.hold, fence: g.fence, single: g.single,
+		validUntil: c.validity(start, ttlMS), ttlMS: ttlMS, refresh: refresh,
+	}
+	if c.closed.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTry)
+		defer cancel()
+		_, _ = c.run(ctx, l.ops.release, l.keys, l.releaseArgs())
+		return nil, ErrClosed
+	}
+	c.startRefresh(l)
+	return l, nil
 }
 
 // Name returns the name of the lock this lease holds.
@@ -103,14 +142,16 @@ func (l *Lease) Valid() bool {
 
 // TTL returns the lock's remaining time to live as the server counts it
 // (for a read-write lease: this hold's own remaining time). It blocks for
-// one round trip. It fails with ErrExpired when nobody holds the
-// lock or this lease was released, with ErrHeldByOther when another owner
-// holds it, with ErrClosed after Client.Close, or with the Scripter's error.
+// one round trip. It fails with ErrExpired when nobody holds the lock or
+// this lease was released, with ErrHeldByOther when another owner holds
+// it, with ErrClosed after Client.Close, or with the Scripter's error
+// (nothing changes: TTL only reads).
 func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 	if err := l.usable(ctx); err != nil {
 		return 0, err
 	}
-	r, err := retryTransient(ctx, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys, []string{l.owner, l.hold}) })
+	args := []string{l.owner, l.hold, l.wake}
+	r, err := retryTransient(ctx, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys, args) })
 	if err != nil {
 		return 0, err
 	}
@@ -127,11 +168,15 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 
 // Extend sets the lock to expire ttl from now (for a reentrant owner with
 // other holds, never earlier than it already would) and moves the validity
-// deadline accordingly. It blocks for one round trip. It fails with
-// ErrInvalidTTL, with ErrExpired when the lease has expired or was
-// released, with ErrHeldByOther when another owner holds the lock now (the
-// call changes nothing then), with ErrClosed, or with the Scripter's error
-// (the validity deadline is left unchanged).
+// deadline to the call's start plus ttl minus the drift margin. It blocks
+// for one round trip. It fails with ErrInvalidTTL, with ErrExpired when the
+// lease has expired or was released, with ErrHeldByOther when another owner
+// holds the lock now (the call changes nothing then; the lease is lost),
+// with ErrClosed, or with the Scripter's error. After a Scripter error the
+// server may or may not apply the call, now or later: the validity deadline
+// becomes the earlier of the old one and the one this call would set, and
+// if the call arrives after a later Extend of this lease was applied, the
+// server refuses it (every Extend carries the lease's extend number).
 func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := l.usable(ctx); err != nil {
 		return err
@@ -140,71 +185,170 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err != nil {
 		return err
 	}
+	n := l.extends.Add(1)
 	start := time.Now()
-	args := []string{l.owner, l.hold, strconv.FormatInt(ms, 10)}
+	args := []string{l.owner, l.hold, strconv.FormatInt(ms, 10), strconv.FormatInt(n, 10), l.wake}
 	r, err := retryTransient(ctx, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys, args) })
+	var st int64
+	if err == nil {
+		st, err = replyInt(l.ops.extend, r)
+	}
 	if err != nil {
+		if !answered(err) {
+			l.setValidity(0, l.c.validity(start, ms)) // the earliest the server may have applied
+		}
 		return err
 	}
-	n, err := replyInt(l.ops.extend, r)
-	if err != nil {
-		return err
+	switch st {
+	case 1:
+		l.setValidity(n, l.c.validity(start, ms))
+		return nil
+	case 2:
+		return nil // a later Extend of this lease was applied: it sets the deadline
 	}
-	if err := l.outcome(n); err != nil {
+	if err := l.outcome(st); err != nil {
 		l.lose(err)
 		return err
 	}
-	l.mu.Lock()
-	if !l.released && l.lostErr == nil {
-		l.validUntil = l.c.validity(start, ms)
-		l.rearmLocked()
-	}
-	l.mu.Unlock()
 	return nil
 }
 
+// setValidity moves the validity deadline to d after the server applied
+// extend number n; n == 0 only shortens it (the server may have applied a
+// shorter TTL). An older extend's reply never moves it.
+func (l *Lease) setValidity(n int64, d time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released || l.lostErr != nil {
+		return
+	}
+	switch {
+	case n == 0:
+		if !d.Before(l.validUntil) {
+			return
+		}
+	case n <= l.applied:
+		return
+	default:
+		l.applied = n
+	}
+	l.validUntil = d
+	l.rearmLocked()
+}
+
 // Unlock releases this hold; the lock is free once its owner has no hold
-// left. It stops auto-refresh and cancels the lease's Context. It blocks for one round trip. It returns nil when released, and
-// also for a nil lease or one already released (Unlock twice is harmless).
-// Concurrent Unlocks of one lease are serialized: one releases, the others
-// return nil. It returns ErrExpired when the lease had already expired (or,
-// rarely, when the client re-sent the release of the last hold after a
-// network error: the lock is free either way) and ErrHeldByOther
-// when another owner holds the lock now; in both cases nothing is changed
-// and the lease counts as released. On ErrClosed, ErrNilContext or a
-// Scripter error the lease is unchanged and Unlock may be called again.
+// left (for a caller-chosen Owner that is not reentrant, the holds it was
+// granted before this one are dropped too, so the Unlock of a hand-over
+// frees the lock). It stops auto-refresh first and cancels the lease's
+// Context. It blocks for one round trip. Unlock works after Client.Close
+// (it is the one call that does). It returns:
+//
+//   - nil when released, and also for a nil lease or one already released
+//     (Unlock twice is harmless); concurrent Unlocks are serialized.
+//   - ErrExpired when the lease had already expired, ErrHeldByOther when
+//     another owner holds the lock now: nothing changed, the lease counts
+//     as released. (When an earlier try of this Unlock may have released
+//     the lock and the validity deadline has not passed, the lease cannot
+//     have expired, so such a reply means the release worked: nil.)
+//   - ErrNilContext, or a Scripter error the server answered (NOPERM, ...):
+//     nothing changed; the lease is as before and Unlock may be called again.
+//   - any other Scripter error (ctx ended, connection broke: the release may
+//     or may not have run): the lease is ended at once (Valid reports false,
+//     Context is cancelled, Lost stays open), and the release is retried in
+//     the background until it is done or the validity deadline has passed
+//     (Client.Close waits for it, briefly). The lock is never kept alive by
+//     a lease its owner tried to release.
 func (l *Lease) Unlock(ctx context.Context) error {
 	if l == nil {
 		return nil
 	}
+	if ctx == nil {
+		return ErrNilContext
+	}
 	l.unlockMu.Lock()
 	defer l.unlockMu.Unlock()
-	l.mu.Lock()
-	released := l.released
-	l.mu.Unlock()
-	if released {
+	if !l.startRelease() {
 		return nil
 	}
-	if err := l.c.check(ctx); err != nil {
-		return err
+	vu := l.ValidUntil()
+	args := l.releaseArgs()
+	tries := 0
+	r, err := retryTransient(ctx, func() (any, error) {
+		tries++
+		return l.c.run(ctx, l.ops.release, l.keys, args)
+	})
+	var st int64
+	if err == nil {
+		st, err = replyInt(l.ops.release, r)
 	}
-	r, err := retryTransient(ctx, func() (any, error) { return l.c.run(ctx, l.ops.release, l.keys, []string{l.owner, l.hold}) })
 	if err != nil {
+		if answered(err) {
+			l.abortRelease()
+			return err
+		}
+		l.end()
+		l.c.later("", vu, func(ctx context.Context) error {
+			_, err := l.c.run(ctx, l.ops.release, l.keys, args)
+			return err
+		})
 		return err
 	}
-	n, err := replyInt(l.ops.release, r)
+	if st != 1 && tries > 1 && time.Now().Before(vu) {
+		st = 1 // an earlier try released it: the lease could not have expired yet
+	}
+	err = l.outcome(st)
+	if err != nil && st != 0 && st != -1 {
+		l.abortRelease()
+		return err
+	}
 	if err != nil {
-		return err
-	}
-	if err := l.outcome(n); err != nil && n != 0 && n != -1 {
-		return err
-	}
-	err = l.outcome(n)
-	if err != nil {
+		l.mu.Lock()
+		l.releasing = false // found expired or taken: that is a loss
+		l.mu.Unlock()
 		l.lose(err)
 	}
 	l.end()
 	return err
+}
+
+// releaseArgs are the release script's ARGV.
+func (l *Lease) releaseArgs() []string {
+	single := "0"
+	if l.single {
+		single = "1"
+	}
+	return []string{l.owner, l.hold, single, l.wake}
+}
+
+// startRelease stops renewal and loss reports before a release or
+// downgrade call; it reports false when the lease was released already.
+func (l *Lease) startRelease() bool {
+	l.mu.Lock()
+	if l.released {
+		l.mu.Unlock()
+		return false
+	}
+	l.releasing = true
+	l.mu.Unlock()
+	if l.refresh {
+		l.c.renewer.remove(l)
+	}
+	return true
+}
+
+// abortRelease undoes startRelease after the server refused the call: the
+// lease is as before (renewed again; lost if its deadline passed meanwhile).
+func (l *Lease) abortRelease() {
+	l.mu.Lock()
+	l.releasing = false
+	passed := l.lostCh != nil && !time.Now().Before(l.validUntil)
+	l.mu.Unlock()
+	if passed {
+		l.lose(fmt.Errorf("%w: %q: validity deadline passed without renewal", ErrExpired, l.name))
+	}
+	if l.refresh {
+		l.c.renewer.add(l)
+	}
 }
 
 // usable checks the client, ctx and the local released state.

@@ -94,7 +94,7 @@ func (l *Lease) rearmLocked() {
 // deadline runs when the validity deadline timer fires.
 func (l *Lease) deadline() {
 	l.mu.Lock()
-	if l.released || l.lostErr != nil {
+	if l.released || l.releasing || l.lostErr != nil {
 		l.mu.Unlock()
 		return
 	}
@@ -107,10 +107,12 @@ func (l *Lease) deadline() {
 	l.lose(fmt.Errorf("%w: %q: validity deadline passed without renewal", ErrExpired, l.name))
 }
 
-// lose marks the lease lost with err, unless it already ended.
+// lose marks the lease lost with err, unless it already ended or is being
+// released (a renewal that finds the hold gone after the release is not a
+// loss).
 func (l *Lease) lose(err error) {
 	l.mu.Lock()
-	if l.released || l.lostErr != nil {
+	if l.released || l.releasing || l.lostErr != nil {
 		l.mu.Unlock()
 		return
 	}
@@ -132,7 +134,7 @@ func (l *Lease) lose(err error) {
 // cancelled.
 func (l *Lease) end() {
 	l.mu.Lock()
-	l.released = true
+	l.released, l.releasing = true, false
 	if l.cancel != nil {
 		l.cancel(context.Canceled)
 	}

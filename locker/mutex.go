@@ -20,8 +20,8 @@ type Mutex struct {
 	refresh   bool
 	fifo      bool
 	queueMS   int64    // a queued waiter's entry lifetime
-	keys      []string // lock, fence, queue, queue expiries, wake channel, abandoned calls
-	leaseKeys []string // lock, wake channel
+	keys      []string // lock, queue, queue expiries, abandoned calls
+	wake      string   // the wake channel
 }
 
 // NewMutex returns the mutex called name whose leases last ttl unless
@@ -42,8 +42,8 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 	return &Mutex{
 		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant,
 		refresh: o.AutoRefresh, fifo: o.FIFO, queueMS: queueTTL(ms),
-		keys:      []string{k, k + ":fence", k + ":q", k + ":qx", k + ":wake", k + ":x"},
-		leaseKeys: []string{k, k + ":wake"},
+		keys: []string{k, k + ":q", k + ":qx", k + ":x"},
+		wake: k + ":wake",
 	}, nil
 }
 
@@ -55,7 +55,10 @@ func (m *Mutex) Name() string { return m.name }
 // blocks for one round trip. It returns the lease, or ErrNotObtained when
 // another owner holds the lock (joined with ctx.Err() when ctx is done
 // already: then it sends nothing), or ErrClosed, ErrNilContext or the
-// Scripter's error; on any error nothing is held.
+// Scripter's error. On any error nothing is held: when the call's outcome
+// is unknown (ctx ended, connection broke), a background clean-up drops
+// what the call may have granted and has Redis refuse it should it arrive
+// later; TryLock does not wait for that.
 func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx); err != nil {
 		return nil, err
@@ -63,8 +66,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(m.name, err) // no call to abandon
 	}
-	owner, hold := m.identity()
-	l, _, err := m.attempt(ctx, owner, hold, m.callID(hold, 1), 0)
+	l, _, err := m.attempt(ctx, "", 0)
 	return l, err
 }
 
@@ -77,25 +79,27 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // mode it joins the lock's queue and is granted the lock in arrival order.
 // When ctx ends first it returns ErrNotObtained joined with ctx.Err(), so
 // errors.Is works for both (and with the last connection error, if the
-// attempts were failing), and leaves the queue at once. A connection
-// failure (a network error, EOF, a reset or refused connection) or a
-// passing server state (TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN,
+// attempts were failing), at once: leaving the queue and cleaning up after
+// an attempt whose outcome is unknown happen in the background. A
+// connection failure (a network error, EOF, a reset or refused connection)
+// or a passing server state (TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN,
 // READONLY) is retried with backoff like a refusal; any other Scripter
-// error, such as NOPERM or WRONGTYPE, is returned at once. On any error
-// nothing is held.
+// error, such as NOPERM or WRONGTYPE, is returned at once. When
+// Client.Close runs meanwhile it returns ErrClosed. On any error nothing is
+// held.
 func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx); err != nil {
 		return nil, err
 	}
-	owner, hold := m.identity()
+	var waiter string
 	var qttl int64
 	if m.fifo {
-		qttl = m.queueMS
+		waiter, qttl = newToken(), m.queueMS
 	}
-	calls := 0
+	tried := false
 	l, err := m.c.wait(ctx, m.name, func(ctx context.Context) (*Lease, time.Duration, error) {
-		calls++
-		l, pttl, err := m.attempt(ctx, owner, hold, m.callID(hold, calls), qttl)
+		tried = true
+		l, pttl, err := m.attempt(ctx, waiter, qttl)
 		if m.fifo && err != nil {
 			// Refresh the queue entry well before it expires.
 			refresh := time.Duration(qttl) * time.Millisecond / 3
@@ -105,8 +109,12 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		}
 		return l, pttl, err
 	})
-	if err != nil && m.fifo {
-		m.cleanup(ctx, scriptDequeue, []string{m.keys[0], m.keys[2], m.keys[3], m.keys[4]}, []string{hold})
+	if err != nil && m.fifo && tried {
+		keys, args := []string{m.keys[1], m.keys[2], m.keys[0]}, []string{waiter, m.wake}
+		m.c.later(m.keys[0], time.Time{}, func(ctx context.Context) error {
+			_, err := m.c.run(ctx, scriptDequeue, keys, args)
+			return err
+		})
 	}
 	return l, err
 }
@@ -115,43 +123,21 @@ func notObtained(name string, cerr error) error {
 	return fmt.Errorf("%w: %q: %w", ErrNotObtained, name, cerr)
 }
 
-// identity returns the owner token and hold id for one acquisition: random
-// (the same for every attempt of one Lock call), or the caller's Owner.
-func (m *Mutex) identity() (owner, hold string) {
-	switch {
-	case m.owner == "":
-		t := newToken()
-		return t, t
-	case m.reentrant:
-		return m.owner, newToken()
-	default:
-		return m.owner, m.owner
+// attempt runs the acquire script once, as a call with a fresh id that
+// names the hold it grants; the owner is the caller's Owner or, without
+// one, the call id. waiter and qttl > 0 queue the caller (FIFO) when it is
+// not granted. When the lock is held by another owner it returns
+// ErrNotObtained and the holder's remaining TTL (0 when the lock is free
+// but queued waiters go first). When the call's outcome is unknown it
+// abandons the call in the background (see abandon.lua).
+func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64) (*Lease, time.Duration, error) {
+	id := newToken()
+	owner := m.owner
+	if owner == "" {
+		owner = id
 	}
-}
-
-// callID returns the id of the n-th acquire call of one Lock or TryLock
-// call, unique among all calls: hold itself for the first call when hold is
-// random, else derived from it (and from a fresh token when the hold id is
-// a caller-chosen owner, which repeats across Lock calls).
-func (m *Mutex) callID(hold string, n int) string {
-	if m.owner != "" && !m.reentrant {
-		hold = newToken()
-	}
-	if n == 1 {
-		return hold
-	}
-	return hold + ":" + strconv.Itoa(n)
-}
-
-// attempt runs the acquire script once as call id; qttl > 0 queues the
-// caller (FIFO) when it is not granted. When the lock is held by another
-// owner it returns ErrNotObtained and the holder's remaining TTL (0 when the
-// lock is free but queued waiters go first). When the call fails it
-// abandons it (see abandon.lua), so that the call cannot leave a grant or
-// take effect later.
-func (m *Mutex) attempt(ctx context.Context, owner, hold, id string, qttl int64) (*Lease, time.Duration, error) {
 	start := time.Now()
-	r, err := m.c.run(ctx, scriptAcquire, m.keys, []string{owner, hold, strconv.FormatInt(m.ttlMS, 10), strconv.FormatInt(qttl, 10), id})
+	r, err := m.c.run(ctx, scriptAcquire, m.keys, []string{owner, id, strconv.FormatInt(m.ttlMS, 10), strconv.FormatInt(qttl, 10), waiter, m.wake})
 	var v []int64
 	if err == nil {
 		v, err = replyInts(scriptAcquire, r, 2)
@@ -160,49 +146,27 @@ func (m *Mutex) attempt(ctx context.Context, owner, hold, id string, qttl int64)
 		err = fmt.Errorf("%w: acquire status %d", ErrUnexpectedReply, v[0])
 	}
 	if err != nil {
-		// The script may have run before the call failed, or may yet run:
-		// refuse it, and drop a hold it granted, unless that belongs to a
-		// caller-chosen single-hold owner, whose earlier grant it would end.
-		drop := "0"
-		if m.owner == "" || m.reentrant {
-			drop = "1"
+		if !answered(err) {
+			keys, args := []string{m.keys[0], m.keys[3]}, []string{owner, id, abandonedMS, m.wake, waiter}
+			if waiter != "" {
+				keys = append(keys, m.keys[1], m.keys[2])
+			}
+			m.c.later(m.keys[0], time.Time{}, func(ctx context.Context) error {
+				_, err := m.c.run(ctx, scriptAbandon, keys, args)
+				return err
+			})
 		}
-		refuse := abandonedMS
-		if answered(err) {
-			refuse = "0" // the server replied: the call cannot arrive later
-		}
-		m.cleanup(ctx, scriptAbandon, []string{m.keys[0], m.keys[4], m.keys[5]},
-			[]string{owner, hold, id, drop, refuse})
 		return nil, 0, err
 	}
 	if v[0] == 0 {
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, m.name)
 	}
-	l := &Lease{
-		c: m.c, ops: mutexOps, name: m.name, keys: m.leaseKeys,
-		owner: owner, hold: hold, fence: v[1], validUntil: m.c.validity(start, m.ttlMS),
-		ttlMS: m.ttlMS, refresh: m.refresh,
-	}
-	m.c.startRefresh(l)
-	return l, 0, nil
+	l, err := m.c.newLease(grant{
+		ops: mutexOps, name: m.name, keys: m.keys[:1], wake: m.wake,
+		owner: owner, hold: id, fence: v[1], single: m.owner != "" && !m.reentrant,
+	}, start, m.ttlMS, m.refresh)
+	return l, 0, err
 }
-
-// cleanup runs a clean-up script after a failed or abandoned acquire. It is
-// best effort and bounded by cleanupTimeout, even when ctx is done, so
-// nothing is left behind until a TTL runs out.
-func (m *Mutex) cleanup(ctx context.Context, s *script, keys, args []string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	_, _ = m.c.run(ctx, s, keys, args)
-}
-
-// cleanupTimeout bounds the clean-up after a failed acquire call.
-const cleanupTimeout = 500 * time.Millisecond
-
-// abandonedMS is how long an abandoned acquire call stays refused, in
-// milliseconds: far longer than a client holds a command before sending it.
-// A call the server answered (with an error) is not listed.
-const abandonedMS = "30000"
 
 // validLock checks what every lock type is made of and returns the TTL in
 // milliseconds: the Client is open, the name and TTL are valid, and an

@@ -2,7 +2,6 @@ package locker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -99,8 +98,8 @@ type RWMutex struct {
 	owner     string
 	reentrant bool
 	refresh   bool
-	keys      []string // hash, fence counter, wake channel
-	leaseKeys []string // hash, wake channel
+	keys      []string // the read-write hash: every script's only key
+	wake      string   // the wake channel
 }
 
 // NewRWMutex returns the read-write lock called name whose leases last ttl
@@ -120,8 +119,7 @@ func (c *Client) NewRWMutex(name string, ttl time.Duration, opts *RWMutexOptions
 	k := c.Key(name)
 	return &RWMutex{
 		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant, refresh: o.AutoRefresh,
-		keys:      []string{k + ":rw", k + ":fence", k + ":wake"},
-		leaseKeys: []string{k + ":rw", k + ":wake"},
+		keys: []string{k + ":rw"}, wake: k + ":wake",
 	}, nil
 }
 
@@ -188,15 +186,13 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	intent := rwIntent + newToken()
-	var tried, cleaned bool
+	tried := false
 	l, err := rw.c.wait(ctx, rw.name, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tried = true
-		l, pttl, err := rw.try(ctx, true, intent)
-		cleaned = err != nil && !errors.Is(err, ErrNotObtained) // try dropped the intent
-		return l, pttl, err
+		return rw.try(ctx, true, intent)
 	})
-	if err != nil && tried && !cleaned {
-		rw.abandon(ctx, "", "", intent, false)
+	if err != nil && tried {
+		rw.cancel("", intent, "0")
 	}
 	return l, err
 }
@@ -214,10 +210,12 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 // prefix), and with ErrExpired when write was released; nothing is sent
 // then. It fails with ErrExpired when the write hold had expired and with
 // ErrHeldByOther when another owner holds the lock now; write then counts
-// as released. On ErrClosed, ErrNilContext or a Scripter error write is
-// unchanged (a bounded clean-up call drops the read hold the failed call
-// may have created, when its hold id is unique to this lease) and may be
-// unlocked.
+// as released. On ErrClosed, ErrNilContext or an error the server answered,
+// write is unchanged and may be unlocked. On any other Scripter error (ctx
+// ended, connection broke: the downgrade may or may not have run) write is
+// ended at once (as after Unlock) and a background clean-up drops both the
+// write hold and the read hold the call may have made; the lock is free
+// soon after, and the call, should it arrive later, changes nothing.
 func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (*Lease, error) {
 	if err := rw.c.check(ctx); err != nil {
 		return nil, err
@@ -230,16 +228,12 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (*Lease, error) 
 	}
 	write.unlockMu.Lock()
 	defer write.unlockMu.Unlock()
-	write.mu.Lock()
-	released := write.released
-	write.mu.Unlock()
-	if released {
+	if !write.startRelease() {
 		return nil, fmt.Errorf("%w: %q: lease was released", ErrExpired, rw.name)
 	}
-	id := strings.TrimPrefix(write.hold, rwWrite)
-	read := rwRead + id
+	read := rwRead + newToken()
 	start := time.Now()
-	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.leaseKeys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), read})
+	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.keys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), read, rw.wake})
 	var v []int64
 	if err == nil {
 		v, err = replyInts(scriptRWDowngrade, r, 2)
@@ -248,46 +242,46 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (*Lease, error) 
 		}
 	}
 	if err != nil {
-		if id != write.owner || rw.owner == "" { // a random hold id
-			rw.abandon(ctx, write.owner, read, "", !answered(err))
+		if answered(err) {
+			write.abortRelease()
+			return nil, err
 		}
+		write.end()
+		rw.cancel(write.owner, "", "0", write.hold, read)
 		return nil, err
 	}
 	if err := write.outcome(v[0]); err != nil {
+		write.mu.Lock()
+		write.releasing = false
+		write.mu.Unlock()
 		write.lose(err)
 		write.end()
 		return nil, err
 	}
 	write.end() // released: as after Unlock, its Context is cancelled
-	l := &Lease{
-		c: rw.c, ops: rwOps, name: rw.name, keys: rw.leaseKeys,
-		owner: write.owner, hold: read, fence: v[1], validUntil: rw.c.validity(start, rw.ttlMS),
-		ttlMS: rw.ttlMS, refresh: rw.refresh,
-	}
-	rw.c.startRefresh(l)
-	return l, nil
+	return rw.c.newLease(grant{
+		ops: rwOps, name: rw.name, keys: rw.keys, wake: rw.wake,
+		owner: write.owner, hold: read, fence: v[1], single: write.single,
+	}, start, rw.ttlMS, rw.refresh)
 }
 
-// try runs the read or write acquire script once. intent is the waiting
-// writer's intent field, "" for none. When refused it returns
-// ErrNotObtained and the remaining time to wait at most before retrying.
+// try runs the read or write acquire script once, as a call with a fresh id
+// that names the hold it grants; the owner is the caller's Owner or, without
+// one, the call id. intent is the waiting writer's intent field, "" for
+// none. When refused it returns ErrNotObtained and the remaining time to
+// wait at most before retrying. When the call's outcome is unknown it is
+// abandoned in the background (see rw_cancel.lua).
 func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, time.Duration, error) {
-	owner, id := rw.owner, ""
-	switch {
-	case owner == "":
-		owner = newToken()
-		id = owner
-	case rw.reentrant:
-		id = newToken()
-	default:
-		id = owner
+	id := newToken()
+	owner := rw.owner
+	if owner == "" {
+		owner = id
 	}
-	unique := rw.owner == "" || rw.reentrant // the hold is this attempt's alone
 	s, hold := scriptRWRLock, rwRead+id
-	args := []string{owner, hold, strconv.FormatInt(rw.ttlMS, 10)}
+	args := []string{owner, hold, strconv.FormatInt(rw.ttlMS, 10), rw.wake}
 	if write {
 		s, hold = scriptRWLock, rwWrite+id
-		args = []string{owner, hold, args[2], intent}
+		args = []string{owner, hold, args[2], intent, rw.wake}
 	}
 	start := time.Now()
 	r, err := rw.c.run(ctx, s, rw.keys, args)
@@ -299,41 +293,28 @@ func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, 
 		}
 	}
 	if err != nil {
-		// The script may have run: drop what it may have left behind.
-		switch {
-		case unique:
-			rw.abandon(ctx, owner, hold, intent, !answered(err))
-		case intent != "":
-			rw.abandon(ctx, "", "", intent, false)
+		if !answered(err) {
+			rw.cancel(owner, intent, abandonedMS, hold)
 		}
 		return nil, 0, err
 	}
 	if v[0] == 0 {
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, rw.name)
 	}
-	l := &Lease{
-		c: rw.c, ops: rwOps, name: rw.name, keys: rw.leaseKeys,
-		owner: owner, hold: hold, fence: v[1], validUntil: rw.c.validity(start, rw.ttlMS),
-		ttlMS: rw.ttlMS, refresh: rw.refresh,
-	}
-	rw.c.startRefresh(l)
-	return l, 0, nil
+	l, err := rw.c.newLease(grant{
+		ops: rwOps, name: rw.name, keys: rw.keys, wake: rw.wake,
+		owner: owner, hold: hold, fence: v[1], single: rw.owner != "" && !rw.reentrant,
+	}, start, rw.ttlMS, rw.refresh)
+	return l, 0, err
 }
 
-// abandon drops a hold (when hold is not "") and an intent (when intent is
-// not "") left by a failed call, and with refuse has Redis refuse that call
-// should it still arrive (when hold, unique to the call, is not ""): best
-// effort and bounded, like a Mutex's clean-up, so nothing is left behind
-// until the TTL.
-func (rw *RWMutex) abandon(ctx context.Context, owner, hold, intent string, refuse bool) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rwCleanupTimeout)
-	defer cancel()
-	ms := "0"
-	if refuse && hold != "" {
-		ms = abandonedMS // the hold id is the failed call's alone
-	}
-	_, _ = rw.c.run(ctx, scriptRWCancel, rw.leaseKeys, []string{owner, hold, intent, ms})
+// cancel runs rw_cancel.lua in the background: it drops intent (when not
+// "") and the owner's holds (fields), and has Redis refuse for refuseMS the
+// acquire call that named the first of them.
+func (rw *RWMutex) cancel(owner, intent, refuseMS string, holds ...string) {
+	args := append([]string{owner, intent, refuseMS, rw.wake}, holds...)
+	rw.c.later(rw.keys[0], time.Time{}, func(ctx context.Context) error {
+		_, err := rw.c.run(ctx, scriptRWCancel, rw.keys, args)
+		return err
+	})
 }
-
-// rwCleanupTimeout bounds a clean-up call after a failed or abandoned call.
-const rwCleanupTimeout = 500 * time.Millisecond

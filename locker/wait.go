@@ -48,9 +48,12 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 		}
 	}()
 	for {
+		if c.closed.Load() {
+			return nil, ErrClosed
+		}
 		l, pttl, err := try(ctx)
-		if err == nil {
-			return l, nil
+		if err == nil || errors.Is(err, ErrClosed) {
+			return l, err
 		}
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, notObtained(name, errors.Join(cerr, lastErr))
@@ -95,6 +98,8 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 		select {
 		case <-ctx.Done():
 			return nil, notObtained(name, errors.Join(ctx.Err(), lastErr))
+		case <-c.done:
+			return nil, ErrClosed
 		case <-wake:
 		case <-timer.C:
 		}

@@ -1,15 +1,20 @@
 -- claim.lua: the first caller to claim a key wins it until the ttl runs out.
 --
 -- KEYS[1]  claim key       <prefix>{<key>}:claim
--- ARGV[1]  claim token (random per Claim call)
+-- ARGV[1]  claim token (random per Claim call, or the caller's for ClaimAs)
 -- ARGV[2]  ttl in milliseconds
 --
--- Reply: 1 this token holds the claim (it was first, or this is a re-sent
---        call of the winner), 0 another token claimed it first.
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+-- Reply: 1 this token holds the claim (it was first, or it claimed before:
+--        a re-sent call, or ClaimAs again with the same token), 0 another
+--        token holds it, or this call was abandoned (see unclaim.lua).
+-- The key holds 't:<token>', or 'x:<token>' while an abandoned call of
+-- that token is refused (any other token may claim over it).
+local v = redis.call('GET', KEYS[1])
+if v == 't:' .. ARGV[1] then
   return 1
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return 1
+if v and (v == 'x:' .. ARGV[1] or string.sub(v, 1, 2) ~= 'x:') then
+  return 0
 end
-return 0
+redis.call('SET', KEYS[1], 't:' .. ARGV[1], 'PX', ARGV[2])
+return 1

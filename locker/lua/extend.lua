@@ -4,10 +4,14 @@
 -- ARGV[1]  owner token
 -- ARGV[2]  hold id
 -- ARGV[3]  ttl in milliseconds
+-- ARGV[4]  extend number: increases with every extend of one lease; an
+--          extend that arrives after a later one of the same lease was
+--          applied is refused, so a late call never shortens the lock
 --
 -- Reply: 1 extended: the lock lives ttl from now (never less than before
 --        while other holds of the same owner remain), 0 nobody holds the lock
---        or this hold is gone (expired), -1 another owner holds the lock.
+--        or this hold is gone (expired), -1 another owner holds the lock,
+--        2 refused: a later extend of this lease was applied already.
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if not owner then
   return 0
@@ -15,9 +19,17 @@ end
 if owner ~= ARGV[1] then
   return -1
 end
-if redis.call('HEXISTS', KEYS[1], 'h:' .. ARGV[2]) == 0 then
+local hold = 'h:' .. ARGV[2]
+local v = redis.call('HGET', KEYS[1], hold)
+if not v then
   return 0
 end
+local order, seen = string.match(v, '^(%d+):?(%d*)$')
+local n = tonumber(ARGV[4])
+if seen ~= '' and tonumber(seen) > n then
+  return 2
+end
+redis.call('HSET', KEYS[1], hold, order .. ':' .. ARGV[4])
 local ttl = tonumber(ARGV[3])
 if redis.call('HLEN', KEYS[1]) <= 3 or redis.call('PTTL', KEYS[1]) < ttl then
   redis.call('PEXPIRE', KEYS[1], ttl)

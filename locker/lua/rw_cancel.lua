@@ -1,29 +1,33 @@
--- rw_cancel.lua: drop a waiting writer's intent and/or an abandoned hold.
+-- rw_cancel.lua: the clean-up of a read-write call whose outcome is unknown
+-- to its caller, or of a writer that gives up: drop the writer's intent and
+-- the holds that call may have created (only the owner's, named by the
+-- call), and refuse the call should it still arrive.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}:rw
--- KEYS[2]  wake channel    <prefix>{<name>}:wake (SPUBLISH, same slot)
--- ARGV[1]  owner token of the hold ('' when ARGV[2] is '')
--- ARGV[2]  hold field      'r:<hold id>' or 'w:<hold id>', or '' for none
--- ARGV[3]  intent field    'i:<intent id>', or '' for none
--- ARGV[4]  ms to refuse the acquire call of ARGV[2] should it still arrive
---          (its hold id is unique to that call); 0: do not
+-- ARGV[1]  owner token of the holds ('' when there are none)
+-- ARGV[2]  intent field    'i:<intent id>', or '' for none
+-- ARGV[3]  ms to refuse the acquire call that named the first hold field
+--          (its id is unique to that call); 0: do not
+-- ARGV[4]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
+-- ARGV[5..] hold fields    'r:<call id>' or 'w:<call id>' to drop
 --
--- Reply: 1, always. Drops the intent and the hold (if it is the owner's),
---        lists the call as abandoned (the acquire scripts refuse it);
---        publishes on the wake channel when that freed capacity (the last
---        intent gone lets readers in).
+-- Reply: 1, always. Publishes on the wake channel when that freed capacity
+-- (the last intent gone lets readers in).
 
 -- @include rw_prelude.lua
 
-local owner, hold, intent = ARGV[1], ARGV[2], ARGV[3]
+local owner, intent, refuse = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if intent ~= '' and string.sub(intent, 1, 2) == 'i:' then
   drop(intent)
 end
-if hold ~= '' and live[hold] and live[hold][2] == owner then
-  drop(hold)
+for i = 5, #ARGV do
+  local hold = ARGV[i]
+  if live[hold] and live[hold][2] == owner then
+    drop(hold)
+  end
 end
-if hold ~= '' and tonumber(ARGV[4]) > 0 then
-  put('x:' .. hold, now + tonumber(ARGV[4]), '')
+if refuse > 0 and ARGV[5] then
+  put('x:' .. ARGV[5], now + refuse, '', 0, 0)
 end
-finish(KEYS[2])
+finish(ARGV[4])
 return 1

@@ -1,18 +1,19 @@
 -- rw_downgrade.lua: turn a write hold into a read hold in one step.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}:rw
--- KEYS[2]  wake channel    <prefix>{<name>}:wake (SPUBLISH, same slot)
 -- ARGV[1]  owner token
--- ARGV[2]  write hold field 'w:<hold id>'
+-- ARGV[2]  write hold field 'w:<call id>'
 -- ARGV[3]  ttl in milliseconds of the read hold
--- ARGV[4]  read hold field  'r:<hold id>'
+-- ARGV[4]  read hold field  'r:<call id>' (the id of this downgrade call)
+-- ARGV[5]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --
 -- Reply: {1, fence} the write hold is dropped and the read hold lives ttl
 --        from now (a re-sent call, finding the write hold gone and the read
 --        hold live, succeeds too); fence is that of the write grant. Waiting
 --        readers are woken when no intent blocks them.
---        {0, 0} the write hold is gone (expired); {-1, 0} it is gone and
---        another owner excludes it; nothing changed then.
+--        {0, 0} the write hold is gone (expired, or dropped by the clean-up
+--        of this very call: a late call changes nothing); {-1, 0} it is gone
+--        and another owner excludes it; nothing changed then.
 
 -- @include rw_prelude.lua
 
@@ -26,18 +27,18 @@ if r and r[2] ~= owner then
 end
 if h and h[2] == owner then
   drop(whold)
-  local exp = now + ttl
-  if r and r[1] > exp then
-    exp = r[1]
+  if r then
+    put(rhold, math.max(r[1], now + ttl), owner, r[3], r[4])
+  else
+    put(rhold, now + ttl, owner, micros, 0)
   end
-  put(rhold, exp, owner)
-  finish(KEYS[2])
+  finish(ARGV[5])
   return {1, fence or 0}
 end
 if r then
-  finish(KEYS[2])
+  finish(ARGV[5])
   return {1, fence or 0}
 end
 local status = stale(owner, whold)
-finish(KEYS[2])
+finish(ARGV[5])
 return {status, 0}

@@ -5,16 +5,19 @@
 -- KEYS[1]  read-write hash  <prefix>{<name>}:rw
 -- ARGV[1]  owner token (as each including script documents its ARGV)
 --
--- Reply: none of its own; it defines now (server time in ms), the live
--- holds and intents (expired ones deleted), the last write fence, and the
--- helpers put, drop and finish.
+-- Reply: none of its own; it defines now (server time in ms), micros
+-- (server time in µs), the live holds and intents (expired ones deleted),
+-- the last write fence, and the helpers put, drop, stale and finish.
 -- Hash fields: 'f' fence of the last write grant; 'w:<id>' a write hold,
--- 'r:<id>' a read hold, each "<expiry ms>:<owner>"; 'i:<id>' a waiting
--- writer's intent, "<expiry ms>:"; 'x:<hold field>' an abandoned acquire
--- call, refused until "<expiry ms>:" (see rw_cancel.lua). Expiries are
--- absolute, in server time.
+-- 'r:<id>' a read hold, each "<expiry ms>:<order>:<n>:<owner>" (order: the
+-- grant's server time in µs; n: the lease's last extend number); 'i:<id>' a
+-- waiting writer's intent and 'x:<hold field>' an abandoned acquire call
+-- (refused until its expiry, see rw_cancel.lua), each "<expiry ms>:0:0:".
+-- Hold ids are call ids: every acquire call names its own hold. Expiries
+-- are absolute, in server time.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
 -- writer is the owner of the live write holds as loaded, or nil.
 local live, had, fence, writer = {}, {w = false, r = false, i = false, x = false}, nil, nil
 do
@@ -26,12 +29,12 @@ do
       fence = tonumber(v)
     elseif string.sub(k, 2, 2) == ':' and had[kind] ~= nil then
       had[kind] = true
-      local c = string.find(v, ':', 1, true)
-      local exp = tonumber(string.sub(v, 1, c - 1))
-      if exp > now then
-        live[k] = {exp, string.sub(v, c + 1)}
+      local exp, order, n, owner = string.match(v, '^(%d+):(%d+):(%d+):(.*)$')
+      exp = tonumber(exp)
+      if exp and exp > now then
+        live[k] = {exp, owner, tonumber(order), tonumber(n)}
         if kind == 'w' then
-          writer = live[k][2]
+          writer = owner
         end
       else
         redis.call('HDEL', KEYS[1], k) -- purge an expired hold or intent
@@ -40,10 +43,11 @@ do
   end
 end
 
--- put records field k as live until exp for owner.
-local function put(k, exp, owner)
-  live[k] = {exp, owner}
-  redis.call('HSET', KEYS[1], k, string.format('%d', exp) .. ':' .. owner)
+-- put records field k as live until exp for owner, granted at order (µs)
+-- and last extended with extend number n.
+local function put(k, exp, owner, order, n)
+  live[k] = {exp, owner, order, n}
+  redis.call('HSET', KEYS[1], k, string.format('%d:%d:%d:', exp, order, n) .. owner)
 end
 
 -- drop deletes field k.

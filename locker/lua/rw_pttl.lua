@@ -1,9 +1,9 @@
 -- rw_pttl.lua: the remaining time of one read or write hold.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}:rw
--- KEYS[2]  wake channel    <prefix>{<name>}:wake (SPUBLISH, same slot)
 -- ARGV[1]  owner token
--- ARGV[2]  hold field      'r:<hold id>' or 'w:<hold id>'
+-- ARGV[2]  hold field      'r:<call id>' or 'w:<call id>'
+-- ARGV[3]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --
 -- Reply: {1, pttl} the hold lives, pttl its own remaining milliseconds;
 --        {0, 0} the hold is gone (expired); {-1, 0} the hold is gone and
@@ -14,9 +14,9 @@
 local owner, hold = ARGV[1], ARGV[2]
 local h = live[hold]
 if h and h[2] == owner then
-  finish(KEYS[2])
+  finish(ARGV[3])
   return {1, h[1] - now}
 end
 local status = stale(owner, hold)
-finish(KEYS[2])
+finish(ARGV[3])
 return {status, 0}

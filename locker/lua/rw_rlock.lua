@@ -1,15 +1,15 @@
 -- rw_rlock.lua: grant a read hold of the read-write lock, or refuse it.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}:rw
--- KEYS[2]  fence counter   <prefix>{<name>}:fence (shared with the mutex)
--- KEYS[3]  wake channel    <prefix>{<name>}:wake (SPUBLISH, same slot)
 -- ARGV[1]  owner token
--- ARGV[2]  hold field      'r:<hold id>'
+-- ARGV[2]  hold field      'r:<call id>'
 -- ARGV[3]  ttl in milliseconds
+-- ARGV[4]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --
 -- Reply: {1, fence} granted: the hold lives ttl from now (a re-sent call
 --        keeps the later expiry); fence is that of the last write grant
---        ('f', else the counter's value, 0 if absent).
+--        ('f'), or the server time in µs when none is stored (then kept
+--        as 'f'), never 0.
 --        {0, pttl} refused: another owner holds the write lock, or a writer
 --        is waiting (a live intent) and this owner holds no read or write
 --        hold yet; pttl is the latest remaining time, in milliseconds, of
@@ -40,17 +40,17 @@ for k, b in pairs(live) do
   end
 end
 if wait > 0 then
-  finish(KEYS[3])
+  finish(ARGV[4])
   return {0, wait}
 end
-local exp = now + ttl
-if h and h[1] > exp then
-  exp = h[1]
+if h then
+  put(hold, math.max(h[1], now + ttl), owner, h[3], h[4])
+else
+  put(hold, now + ttl, owner, micros, 0)
 end
-put(hold, exp, owner)
 if not fence then
-  fence = tonumber(redis.call('GET', KEYS[2]) or '0')
+  fence = micros
   redis.call('HSET', KEYS[1], 'f', string.format('%d', fence))
 end
-finish(KEYS[3])
+finish(ARGV[4])
 return {1, fence}

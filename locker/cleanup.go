@@ -1,0 +1,169 @@
+package locker
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// The unknown-outcome protocol, in one place. A script call ends one of
+// three ways: done (the reply arrived), refused (the server answered with
+// an error: nothing changed), or unknown (the context ended or the
+// connection broke after the command may have been read: Redis may have
+// run it, may run it later, or may get it later from the client). For an
+// unknown outcome:
+//
+//   - every acquire call has its own call id, which names the hold it
+//     grants; its clean-up (abandon.lua, rw_cancel.lua) drops exactly that
+//     hold, if the call granted it, and lists the id so that the call is
+//     refused if it reaches Redis later (for abandonedMS);
+//   - a release, downgrade or claim whose outcome is unknown ends the lease
+//     (or claim) locally at once, and is completed or undone in the
+//     background;
+//   - an extend carries the lease's extend number, so a late one is refused;
+//     the lease's deadline becomes the earliest the server may have applied.
+//
+// Clean-ups run in the background, so a caller whose context ended is not
+// held back; the Client tracks them and Close waits for them (bounded).
+
+const (
+	// cleanupTry bounds one clean-up call.
+	cleanupTry = 500 * time.Millisecond
+	// cleanupFor bounds the retries of one clean-up: well within
+	// abandonedMS, so a call is refused for as long as it may be retried.
+	cleanupFor = 10 * time.Second
+	// closeGrace is how long Close lets clean-ups in flight finish before it
+	// cancels them.
+	closeGrace = time.Second
+)
+
+// abandonedMS is how long an abandoned acquire (or claim) call stays
+// refused, in milliseconds: far longer than a client holds a command before
+// sending it.
+const abandonedMS = "30000"
+
+// janitor runs the background clean-ups of one Client.
+type janitor struct {
+	mu      sync.Mutex
+	closed  bool
+	wg      sync.WaitGroup
+	ctx     context.Context // cancelled by Close after closeGrace
+	cancel  context.CancelFunc
+	pending map[string]*inFlight // by Redis key: clean-ups in flight
+}
+
+// inFlight counts the clean-ups of one key; done closes when none is left.
+type inFlight struct {
+	n    int
+	done chan struct{}
+}
+
+func newJanitor() *janitor {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &janitor{ctx: ctx, cancel: cancel, pending: map[string]*inFlight{}}
+}
+
+// later runs op in the background until it succeeds, fails with an answer
+// from the server, or until (when later than now + cleanupTry; the zero
+// Time means cleanupFor from now). Each try is
+// bounded by cleanupTry; a connection failure or an unknown outcome is
+// tried again with backoff, since every clean-up script is idempotent. key
+// names the Redis key the clean-up is for (see awaitCleanup); "" for none.
+// After Close it does nothing.
+func (c *Client) later(key string, until time.Time, op func(ctx context.Context) error) {
+	j := c.jan
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return
+	}
+	if key != "" {
+		f := j.pending[key]
+		if f == nil {
+			f = &inFlight{done: make(chan struct{})}
+			j.pending[key] = f
+		}
+		f.n++
+	}
+	j.wg.Add(1)
+	j.mu.Unlock()
+	go func() {
+		defer j.wg.Done()
+		if key != "" {
+			defer func() {
+				j.mu.Lock()
+				if f := j.pending[key]; f != nil {
+					if f.n--; f.n == 0 {
+						delete(j.pending, key)
+						close(f.done)
+					}
+				}
+				j.mu.Unlock()
+			}()
+		}
+		if until.IsZero() {
+			until = time.Now().Add(cleanupFor)
+		}
+		until = later(until, time.Now().Add(cleanupTry))
+		pause := 10 * time.Millisecond
+		for {
+			ctx, cancel := context.WithTimeout(j.ctx, cleanupTry)
+			err := op(ctx)
+			cancel()
+			if err == nil || answered(err) || j.ctx.Err() != nil || !time.Now().Add(pause).Before(until) {
+				return
+			}
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-j.ctx.Done():
+				t.Stop()
+				return
+			}
+			pause = min(2*pause, 500*time.Millisecond)
+		}
+	}()
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// awaitCleanup blocks until the clean-ups in flight for key have ended, or
+// ctx is done (then it returns ctx's error).
+func (c *Client) awaitCleanup(ctx context.Context, key string) error {
+	j := c.jan
+	j.mu.Lock()
+	f := j.pending[key]
+	j.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	select {
+	case <-f.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close refuses new clean-ups, lets those in flight run for closeGrace,
+// then cancels them and waits for them to return.
+func (j *janitor) close() {
+	j.mu.Lock()
+	j.closed = true
+	j.mu.Unlock()
+	idle := make(chan struct{})
+	go func() { j.wg.Wait(); close(idle) }()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+	j.cancel()
+	<-idle
+}
