@@ -21,9 +21,9 @@ var ACLCommands = []string{
 	// Script commands and wake-ups.
 	"+evalsha", "+eval", "+script|load", "+ssubscribe", "+sunsubscribe",
 	// Commands inside the scripts.
-	"+hget", "+hset", "+hdel", "+hlen", "+hexists", "+hincrby", "+hgetall", "+hmget",
-	"+get", "+set", "+del", "+exists", "+incr", "+pexpire", "+pttl", "+time",
-	"+zadd", "+zrange", "+zrem", "+zremrangebyscore", "+zscore", "+zcard", "+spublish",
+	"+hget", "+hset", "+hsetnx", "+hdel", "+hlen", "+hexists", "+hincrby", "+hgetall",
+	"+get", "+set", "+del", "+exists", "+pexpire", "+pttl", "+time",
+	"+zadd", "+zrange", "+zrem", "+zremrangebyscore", "+zscore", "+spublish",
 	// Connection set-up and Cluster discovery by the clients.
 	"+hello", "+auth", "+ping", "+client|setname",
 	"+cluster|slots", "+cluster|shards", "+cluster|nodes", "+readonly", "+command",

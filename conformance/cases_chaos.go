@@ -37,7 +37,7 @@ var chaosCases = []testCase{
 	},
 	{
 		name:  "Chaos/Restart",
-		rule:  "When Redis restarts without persistence while auto-refreshed locks are held, every lease reports Lost by its validity deadline, and new holders get larger fences although the fence counter was lost.",
+		rule:  "When Redis restarts without persistence while auto-refreshed locks are held, every lease reports Lost by its validity deadline, and new holders get larger fences although the lock's state was lost.",
 		check: checkChaosRestart,
 	},
 }
@@ -165,16 +165,8 @@ func checkChaosRestart(t *testing.T, e *env) {
 		assert.ErrorIs(t, l.Err(), locker.ErrExpired, "call: Err() of a lease lost with the restart")
 		n, err := e.mutex(c, l.Name(), ttl, nil).Lock(e.ctx)
 		require.NoError(t, err, "call: Lock %s after the restart", l.Name())
-		assert.Greater(t, n.Fence(), before[l.Name()], "call: fence of the first grant after the restart (the counter key was lost)")
+		assert.Greater(t, n.Fence(), before[l.Name()], "call: fence of the first grant after the restart (the lock's state was lost; fences rest on the server clock)")
 		require.NoError(t, n.Unlock(e.ctx))
-	}
-	// The restart must have lost the fence counters: that is what makes
-	// the fence check above meaningful.
-	for _, l := range held {
-		k := c.Key(l.Name()) + ":fence"
-		r, err := e.d.admin.Do(e.ctx, k, "GET", k)
-		require.NoError(t, err, "call: admin GET %s", k)
-		assert.NotEqual(t, strconv.FormatInt(before[l.Name()], 10), r, "call: GET %s after the restart: the counter must have been lost and rebuilt", k)
 	}
 }
 

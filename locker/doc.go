@@ -9,35 +9,62 @@
 //
 // # Keys
 //
-// A lock called name lives in the hash "<prefix>{<name>}" (with '%', '{'
-// and '}' of name escaped), and its fence counter in
-// "<prefix>{<name>}:fence", which never expires. The braces form a hash tag,
-// so every key of one lock is in one Cluster slot. A FIFO mutex queues its
-// waiters in "<prefix>{<name>}:q" and ":qx"; a mutex acquire call that
-// failed on the client side is listed for 30 s in "<prefix>{<name>}:x", so
-// that Redis refuses it should the client still send it; a read-write lock
-// lives in the
-// hash "<prefix>{<name>}:rw" and shares the fence counter; release
-// messages go out on the shard channel "<prefix>{<name>}:wake". Claim
-// markers live in "<prefix>{<key>}:claim". The default prefix is
-// "scriptlock:".
+// A mutex called name lives in the hash "<prefix>{<name>}" (with '%', '{'
+// and '}' of name escaped): its owner, fence and one field per hold. The
+// braces form a hash tag, so every key of one lock is in one Cluster slot.
+// A FIFO mutex queues its waiters in "<prefix>{<name>}:q" and ":qx"; a mutex
+// acquire call whose outcome its caller could not know is listed for 30 s
+// in "<prefix>{<name>}:x", so that Redis refuses it should it still arrive.
+// A read-write lock lives in the hash "<prefix>{<name>}:rw". Release
+// messages go out on the shard channel "<prefix>{<name>}:wake" (a channel,
+// passed to scripts as an argument, never as a key). Claim markers live in
+// "<prefix>{<key>}:claim". Every key expires: after every lock is released
+// or expired, and the 30 s window for abandoned calls has passed, no key is
+// left under the prefix. The default prefix is "scriptlock:".
 //
 // # Semantics
 //
-//   - Every acquisition gets a token of 128 random bits from crypto/rand, or
-//     the caller-chosen MutexOptions.Owner.
+//   - Every acquire call gets an id of 128 random bits from crypto/rand,
+//     which names the hold it grants; the owner token is that id, or the
+//     caller-chosen MutexOptions.Owner.
 //   - Every new grant gets a fence that strictly increases per lock name,
-//     across expiries and holders: the larger of the last fence + 1 and the
-//     server's clock in microseconds, so fences keep increasing even when
-//     the counter key is lost (a restart without persistence, a failover
-//     before replication). Only a server clock that goes back, together
-//     with such a loss, can break the order.
+//     across expiries and holders and across a Mutex and an RWMutex of one
+//     name: the server's clock in microseconds (or the last write fence + 1
+//     kept in a read-write lock's hash, when larger). It rests on the server
+//     clock not going back; no counter key outlives the lock.
 //   - Unlock, Extend and TTL are owner-checked and tell apart: done,
 //     ErrExpired (nobody holds it) and ErrHeldByOther (someone else does);
 //     the latter two change nothing.
 //   - Lock blocks until acquired or ctx is done; TryLock tries once.
 //   - A lease knows its local validity deadline on the monotonic clock.
 //   - Time inside scripts is Redis's own; no client clock is sent.
+//
+// # Unknown outcomes
+//
+// Every script call ends one of three ways: done (the reply arrived),
+// refused (the server answered with an error; nothing changed), or unknown
+// (ctx ended or the connection broke after the command may have been read:
+// Redis may have run it, may run it later, or may still get it from the
+// client). For an unknown outcome the core assumes whichever is worse for
+// safety, and cleans up in the background so the caller is not held back:
+//
+//   - acquire (TryLock, Lock, RLock, ...): an error, nothing held; a
+//     clean-up drops the hold that very call granted, if any (never another
+//     hold, even of the same Owner), and has Redis refuse the call should it
+//     arrive later.
+//   - Unlock: an error; the lease is ended at once (not Valid, Context
+//     cancelled, no more renewals) and the release is retried in the
+//     background until done or the lease's deadline has passed.
+//   - Extend: an error; the lease's deadline becomes the earliest the server
+//     may have applied, and the call is refused if it arrives after a later
+//     Extend of the lease.
+//   - Downgrade: an error; the write lease is ended at once and a clean-up
+//     drops both the write hold and the read hold the call may have made.
+//   - Claim: an error; a clean-up drops the marker if this call set it, so
+//     a retried Claim can win. ClaimAs lets the caller retry with its token.
+//
+// An answered error (NOPERM, WRONGTYPE, ...) changes nothing: the lease is
+// as before. Client.Close waits for clean-ups in flight, briefly.
 //
 // # Errors
 //

@@ -18,8 +18,8 @@ func tag(prefix, name string) string {
 
 // Key returns the Redis key of the lock named name under this client's
 // prefix: "<prefix>{<name>}", with '%', '{' and '}' in name escaped as %25,
-// %7B and %7D. The lock's other keys (the fence counter "<key>:fence")
-// share its hash slot. Key does not validate name.
+// %7B and %7D. The lock's other keys ("<key>:rw", "<key>:q", ...) share
+// its hash slot. Key does not validate name.
 func (c *Client) Key(name string) string {
 	return tag(c.prefix, name)
 }

@@ -86,15 +86,19 @@ func (o *Options) withDefaults() (Options, error) {
 type MutexOptions struct {
 	// Owner, when set, is the token stored in Redis for every lease of this
 	// Mutex, instead of 128 random bits per acquisition. Acquiring a lock
-	// that Owner already holds succeeds with the current fence: a process
-	// can take over its own lease after a restart, and a re-sent acquire is
-	// harmless. At most MaxNameLen bytes. Default: random per acquisition.
+	// that Owner already holds succeeds with the current fence (a hand-over:
+	// a process can take over its own lease after a restart). Each
+	// acquisition is its own hold: without Reentrant, Unlock of a lease also
+	// drops the holds Owner was granted before it (so the hand-over's Unlock
+	// frees the lock), never one granted after it (so a late Unlock of an
+	// old lease cannot end a newer one). At most MaxNameLen bytes. Default:
+	// random per acquisition.
 	Owner string
 
 	// Reentrant, with Owner set, counts holds: every Lock or TryLock by the
 	// same Owner adds a hold with its own Lease, every Unlock drops one, and
 	// the lock is free when the last hold is dropped. Requires Owner.
-	// Default false: one hold per owner.
+	// Default false: an Unlock also drops the Owner's earlier holds.
 	Reentrant bool
 
 	// AutoRefresh keeps every lease alive until Unlock: the Client's shared

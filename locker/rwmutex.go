@@ -35,15 +35,17 @@ type RWMutexOptions struct {
 	// Owner, when set, is the token stored in Redis for every lease of this
 	// RWMutex, read or write, instead of 128 random bits per acquisition.
 	// Acquiring again what Owner already holds (a read hold, or the write
-	// lock) succeeds with the current fence: a re-sent acquire is harmless
-	// and a process can take over its own lease after a restart. At most
+	// lock) succeeds with the current fence: a process can take over its own
+	// lease after a restart. Each acquisition is its own hold; without
+	// Reentrant, Unlock of a lease also drops the Owner's holds of the same
+	// kind granted before it, never one granted after it. At most
 	// MaxNameLen bytes. Default: random per acquisition.
 	Owner string
 
 	// Reentrant, with Owner set, counts holds: every RLock or Lock by the
 	// same Owner adds a hold with its own Lease (and, for reads, its own
-	// expiry); every Unlock drops one. Requires Owner. Default false: one
-	// read hold and one write hold per owner.
+	// expiry); every Unlock drops one. Requires Owner. Default false: an
+	// Unlock also drops the Owner's earlier holds of the same kind.
 	Reentrant bool
 
 	// AutoRefresh keeps every lease, read or write, alive until Unlock, as
@@ -62,8 +64,8 @@ type RWMutexOptions struct {
 //
 // The lock is one hash, "<prefix>{<name>}:rw", so every script touches one
 // Cluster slot; a Mutex of the same name is a different lock, but both
-// share the fence counter "<prefix>{<name>}:fence", so fences strictly
-// increase per name across both.
+// take fences from the server clock, so fences strictly increase per name
+// across both.
 //
 //   - Every read hold has its own expiry, kept in server time (Redis TIME):
 //     a reader that crashes frees its share after its own TTL without
@@ -80,8 +82,8 @@ type RWMutexOptions struct {
 //     by a bounded clean-up call; if that call fails too, the intent
 //     expires after the TTL. TryLock records no intent.
 //   - Write grants take the next fence; read leases report the fence of the
-//     last write grant, so a resource can reject writes from an older
-//     writer.
+//     last write grant (or, when the hash holds none, the server clock in
+//     µs: never 0), so a resource can reject writes from an older writer.
 //   - Downgrade turns a write lease into a read lease in one script: no
 //     writer can get in between.
 //   - There is no upgrade from read to write: two readers that both
