@@ -64,7 +64,7 @@ func newJanitor() *janitor {
 }
 
 // later runs op in the background until it succeeds, fails with an answer
-// from the server, or until (when later than now + cleanupTry; the zero
+// from the server other than a passing state (TRYAGAIN, ...), or until (when later than now + cleanupTry; the zero
 // Time means cleanupFor from now). Each try is
 // bounded by cleanupTry; a connection failure or an unknown outcome is
 // tried again with backoff, since every clean-up script is idempotent. key
@@ -110,7 +110,7 @@ func (c *Client) later(key string, until time.Time, op func(ctx context.Context)
 			ctx, cancel := context.WithTimeout(j.ctx, cleanupTry)
 			err := op(ctx)
 			cancel()
-			if err == nil || answered(err) || j.ctx.Err() != nil || !time.Now().Add(pause).Before(until) {
+			if err == nil || (answered(err) && !transient(err)) || j.ctx.Err() != nil || !time.Now().Add(pause).Before(until) {
 				return
 			}
 			t := time.NewTimer(pause)
