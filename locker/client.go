@@ -22,6 +22,7 @@ type Client struct {
 	maxDly time.Duration
 	closed atomic.Bool
 	done   chan struct{} // closed by Close: blocked Locks return
+	obs    Observer      // nil: no events
 
 	renewer *renewer // auto-refresh, see renew.go
 	wake    wakeHub  // push wake-ups, see wake.go
@@ -46,7 +47,7 @@ func New(s Scripter, opts *Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{s: s, prefix: o.Prefix, drift: o.DriftFactor, minDly: o.MinRetryDelay, maxDly: o.MaxRetryDelay,
-		done: make(chan struct{}), jan: newJanitor()}
+		done: make(chan struct{}), jan: newJanitor(), obs: o.Observer}
 	c.renewer = newRenewer(c)
 	return c, nil
 }
@@ -140,7 +141,7 @@ func (c *Client) claim(ctx context.Context, key, token string, ttl time.Duration
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("locker: claim %q: %w", key, err) // nothing sent: nothing to clean up
 	}
-	r, err := retryTransient(ctx, func() (any, error) {
+	r, err := c.retryTransient(ctx, scriptClaim, func() (any, error) {
 		return c.run(ctx, scriptClaim, keys, []string{token, strconv.FormatInt(ms, 10)})
 	})
 	var n int64

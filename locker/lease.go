@@ -40,7 +40,8 @@ type Lease struct {
 	owner  string
 	hold   string // the hold id (mutex) or hold field (read-write lock)
 	fence  int64
-	single bool // a release also drops the owner's earlier holds
+	single bool      // a release also drops the owner's earlier holds
+	start  time.Time // when the granting call started
 
 	unlockMu sync.Mutex   // serializes Unlock and Downgrade
 	extends  atomic.Int64 // the last extend number sent
@@ -74,7 +75,7 @@ type grant struct {
 func (c *Client) newLease(g grant, start time.Time, ttlMS int64, refresh bool) (*Lease, error) {
 	l := &Lease{
 		c: c, ops: g.ops, name: g.name, keys: g.keys, wake: g.wake,
-		owner: g.owner, hold: g.hold, fence: g.fence, single: g.single,
+		owner: g.owner, hold: g.hold, fence: g.fence, single: g.single, start: start,
 		validUntil: c.validity(start, ttlMS), ttlMS: ttlMS, refresh: refresh,
 	}
 	if c.closed.Load() {
@@ -151,7 +152,7 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	args := []string{l.owner, l.hold, l.wake}
-	r, err := retryTransient(ctx, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys, args) })
+	r, err := l.c.retryTransient(ctx, l.ops.pttl, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys, args) })
 	if err != nil {
 		return 0, err
 	}
@@ -177,9 +178,14 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 // becomes the earlier of the old one and the one this call would set, and
 // if the call arrives after a later Extend of this lease was applied, the
 // server refuses it (every Extend carries the lease's extend number).
-func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
+func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if err := l.usable(ctx); err != nil {
 		return err
+	}
+	if l.c.obs != nil {
+		defer func() {
+			l.c.observe(ctx, Event{Kind: EventExtend, Lock: l.name, Mode: l.mode(), Fence: l.fence, Err: err})
+		}()
 	}
 	ms, err := validTTL(ttl)
 	if err != nil {
@@ -188,7 +194,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	n := l.extends.Add(1)
 	start := time.Now()
 	args := []string{l.owner, l.hold, strconv.FormatInt(ms, 10), strconv.FormatInt(n, 10), l.wake}
-	r, err := retryTransient(ctx, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys, args) })
+	r, err := l.c.retryTransient(ctx, l.ops.extend, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys, args) })
 	var st int64
 	if err == nil {
 		st, err = replyInt(l.ops.extend, r)
@@ -258,7 +264,7 @@ func (l *Lease) setValidity(n int64, d time.Time) {
 //     the background until it is done or the validity deadline has passed
 //     (Client.Close waits for it, briefly). The lock is never kept alive by
 //     a lease its owner tried to release.
-func (l *Lease) Unlock(ctx context.Context) error {
+func (l *Lease) Unlock(ctx context.Context) (err error) {
 	if l == nil {
 		return nil
 	}
@@ -270,10 +276,15 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if !l.startRelease() {
 		return nil
 	}
+	if l.c.obs != nil {
+		defer func() {
+			l.c.observe(ctx, Event{Kind: EventRelease, Lock: l.name, Mode: l.mode(), Fence: l.fence, Held: time.Since(l.start), Err: err})
+		}()
+	}
 	vu := l.ValidUntil()
 	args := l.releaseArgs()
 	tries := 0
-	r, err := retryTransient(ctx, func() (any, error) {
+	r, err := l.c.retryTransient(ctx, l.ops.release, func() (any, error) {
 		tries++
 		return l.c.run(ctx, l.ops.release, l.keys, args)
 	})

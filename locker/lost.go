@@ -117,6 +117,7 @@ func (l *Lease) lose(err error) {
 		return
 	}
 	l.lostErr = err
+	l.c.observe(context.Background(), Event{Kind: EventLoss, Lock: l.name, Mode: l.mode(), Fence: l.fence, Err: err})
 	if l.lostCh != nil {
 		close(l.lostCh)
 		l.cancel(err)

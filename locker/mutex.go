@@ -66,7 +66,9 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(m.name, err) // no call to abandon
 	}
+	start := time.Now()
 	l, _, err := m.attempt(ctx, "", 0)
+	m.c.acquired(ctx, m.name, "mutex", start, 1, l, err)
 	return l, err
 }
 
@@ -96,9 +98,9 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if m.fifo {
 		waiter, qttl = newToken(), m.queueMS
 	}
-	tried := false
+	start, tries := time.Now(), 0
 	l, err := m.c.wait(ctx, m.name, func(ctx context.Context) (*Lease, time.Duration, error) {
-		tried = true
+		tries++
 		l, pttl, err := m.attempt(ctx, waiter, qttl)
 		if m.fifo && err != nil {
 			// Refresh the queue entry well before it expires.
@@ -109,7 +111,8 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		}
 		return l, pttl, err
 	})
-	if err != nil && m.fifo && tried {
+	m.c.acquired(ctx, m.name, "mutex", start, tries, l, err)
+	if err != nil && m.fifo && tries > 0 {
 		keys, args := []string{m.keys[1], m.keys[2], m.keys[0]}, []string{waiter, m.wake}
 		m.c.later(m.keys[0], time.Time{}, func(ctx context.Context) error {
 			_, err := m.c.run(ctx, scriptDequeue, keys, args)

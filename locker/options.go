@@ -41,6 +41,11 @@ type Options struct {
 	// MaxRetryDelay caps the pause of a blocking Lock between two attempts.
 	// Must be at least MinRetryDelay and at most one minute. Default 100ms.
 	MaxRetryDelay time.Duration
+
+	// Observer, when set, sees every acquisition, release, extend, loss,
+	// wake-up, script reload and retried call (see Observer; SlogObserver
+	// logs them). Default nil: nothing is reported, at no cost.
+	Observer Observer
 }
 
 // Defaults of Options.

@@ -140,7 +140,9 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(rw.name, err) // no call to abandon
 	}
+	start := time.Now()
 	l, _, err := rw.try(ctx, false, "")
+	rw.c.acquired(ctx, rw.name, "read", start, 1, l, err)
 	return l, err
 }
 
@@ -153,9 +155,13 @@ func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
 	if err := rw.c.check(ctx); err != nil {
 		return nil, err
 	}
-	return rw.c.wait(ctx, rw.name, func(ctx context.Context) (*Lease, time.Duration, error) {
+	start, tries := time.Now(), 0
+	l, err := rw.c.wait(ctx, rw.name, func(ctx context.Context) (*Lease, time.Duration, error) {
+		tries++
 		return rw.try(ctx, false, "")
 	})
+	rw.c.acquired(ctx, rw.name, "read", start, tries, l, err)
+	return l, err
 }
 
 // TryLock makes one attempt to take the write lock and does not wait; it
@@ -171,7 +177,9 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(rw.name, err) // no call to abandon
 	}
+	start := time.Now()
 	l, _, err := rw.try(ctx, true, "")
+	rw.c.acquired(ctx, rw.name, "write", start, 1, l, err)
 	return l, err
 }
 
@@ -188,12 +196,13 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	intent := rwIntent + newToken()
-	tried := false
+	start, tries := time.Now(), 0
 	l, err := rw.c.wait(ctx, rw.name, func(ctx context.Context) (*Lease, time.Duration, error) {
-		tried = true
+		tries++
 		return rw.try(ctx, true, intent)
 	})
-	if err != nil && tried {
+	rw.c.acquired(ctx, rw.name, "write", start, tries, l, err)
+	if err != nil && tries > 0 {
 		rw.cancel("", intent, "0")
 	}
 	return l, err
@@ -218,9 +227,12 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 // ended at once (as after Unlock) and a background clean-up drops both the
 // write hold and the read hold the call may have made; the lock is free
 // soon after, and the call, should it arrive later, changes nothing.
-func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (*Lease, error) {
+func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (read *Lease, err error) {
 	if err := rw.c.check(ctx); err != nil {
 		return nil, err
+	}
+	if rw.c.obs != nil {
+		defer func(start time.Time) { rw.c.acquired(ctx, rw.name, "read", start, 1, read, err) }(time.Now())
 	}
 	if write == nil {
 		return nil, fmt.Errorf("%w: Downgrade of a nil lease", ErrInvalidOption)
@@ -233,9 +245,9 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (*Lease, error) 
 	if !write.startRelease() {
 		return nil, fmt.Errorf("%w: %q: lease was released", ErrExpired, rw.name)
 	}
-	read := rwRead + newToken()
+	rhold := rwRead + newToken()
 	start := time.Now()
-	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.keys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), read, rw.wake})
+	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.keys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), rhold, rw.wake})
 	var v []int64
 	if err == nil {
 		v, err = replyInts(scriptRWDowngrade, r, 2)
@@ -249,7 +261,7 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (*Lease, error) 
 			return nil, err
 		}
 		write.end()
-		rw.cancel(write.owner, "", "0", write.hold, read)
+		rw.cancel(write.owner, "", "0", write.hold, rhold)
 		return nil, err
 	}
 	if err := write.outcome(v[0]); err != nil {
@@ -263,7 +275,7 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (*Lease, error) 
 	write.end() // released: as after Unlock, its Context is cancelled
 	return rw.c.newLease(grant{
 		ops: rwOps, name: rw.name, keys: rw.keys, wake: rw.wake,
-		owner: write.owner, hold: read, fence: v[1], single: write.single,
+		owner: write.owner, hold: rhold, fence: v[1], single: write.single,
 	}, start, rw.ttlMS, rw.refresh)
 }
 

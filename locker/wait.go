@@ -64,6 +64,7 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 				return nil, err
 			}
 			lastErr = err // the connection failed: back off and try again
+			c.observe(ctx, Event{Kind: EventRetry, Lock: name, Err: err})
 			pttl = 0
 		} else {
 			lastErr = nil
@@ -101,6 +102,7 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 		case <-c.done:
 			return nil, ErrClosed
 		case <-wake:
+			c.observe(ctx, Event{Kind: EventWake, Lock: name})
 		case <-timer.C:
 		}
 	}
@@ -160,13 +162,14 @@ var transientCodes = []string{"TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN"
 // not transient, ctx ends, or it has been tried leaseRetries times, with a
 // short doubling pause between tries. Lease operations use it: their
 // scripts are idempotent, so a retry after a lost reply is safe.
-func retryTransient(ctx context.Context, op func() (any, error)) (any, error) {
+func (c *Client) retryTransient(ctx context.Context, s *script, op func() (any, error)) (any, error) {
 	pause := 5 * time.Millisecond
 	for try := 1; ; try++ {
 		r, err := op()
 		if err == nil || try == leaseRetries || !transient(err) || ctx.Err() != nil {
 			return r, err
 		}
+		c.observe(ctx, Event{Kind: EventRetry, Script: s.name, Err: err})
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
