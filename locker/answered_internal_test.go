@@ -33,3 +33,35 @@ func TestAnswered(t *testing.T) {
 		}
 	}
 }
+
+// TestTransient checks which failures Lock and the lease operations retry:
+// connection failures and the passing server states, wherever they appear
+// in a wrapped error's text.
+func TestTransient(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{io.EOF, true},
+		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
+		{fmt.Errorf("write: %w", syscall.EPIPE), true},
+		{fmt.Errorf("read: %w", syscall.ECONNRESET), true},
+		{fmt.Errorf("locker: acquire script: %w", errors.New("TRYAGAIN Multiple keys request during rehashing of slot")), true},
+		{errors.New("CLUSTERDOWN The cluster is down"), true},
+		{errors.New("LOADING Redis is loading the dataset in memory"), true},
+		{errors.New("MASTERDOWN Link with MASTER is down"), true},
+		{errors.New("READONLY You can't write against a read only replica."), true},
+		{errors.New("MOVED 3999 127.0.0.1:6381"), true},
+		{errors.New("ASK 3999 127.0.0.1:6381"), true},
+		{errors.New("NOPERM User has no permissions"), false},
+		{errors.New("WRONGTYPE Operation against a key holding the wrong kind of value"), false},
+		{fmt.Errorf("%w: acquire: got 7", ErrUnexpectedReply), false},
+		{context.Canceled, false},
+		{errors.New("fake: i/o failure"), false},
+	} {
+		if got := transient(tc.err); got != tc.want {
+			t.Errorf("transient(%q) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

@@ -88,9 +88,13 @@ func (c *Client) check(ctx context.Context) error {
 // by a call that started at start: TTL minus the drift margin, on the
 // monotonic clock.
 func (c *Client) validity(start time.Time, ttlMS int64) time.Time {
-	ttl := time.Duration(ttlMS) * time.Millisecond
-	margin := time.Duration(float64(ttl)*c.drift) + 2*time.Millisecond
-	return start.Add(ttl - margin)
+	return start.Add(time.Duration(ttlMS)*time.Millisecond - c.margin(ttlMS))
+}
+
+// margin is the drift margin a lease of ttlMS subtracts from its validity:
+// DriftFactor of the TTL plus 2 ms.
+func (c *Client) margin(ttlMS int64) time.Duration {
+	return time.Duration(float64(time.Duration(ttlMS)*time.Millisecond)*c.drift) + 2*time.Millisecond
 }
 
 // Claim marks key as claimed for ttl if nobody has claimed it yet, and

@@ -45,12 +45,12 @@ func ExampleRWMutex_RLock() {
 	_ = w.Unlock(ctx)
 
 	r, _ := rw.RLock(ctx)
-	fmt.Println("reader sees", price, "written under fence", r.Fence() == w.Fence())
+	fmt.Println("reader sees", price, "with a fence not below the write's:", r.Fence() >= w.Fence())
 	_ = r.Unlock(ctx)
 	// Output:
 	// two readers see 9.99
 	// writer refused while reading: true
-	// reader sees 8.49 written under fence true
+	// reader sees 8.49 with a fence not below the write's: true
 }
 
 // Rebuild an index under the write lock, then keep reading it without a gap

@@ -1,10 +1,10 @@
 package locker_test
 
-// A fake Scripter for the core's unit tests of pure logic. It records every
-// call, keeps a SHA cache like a server's script cache (so NOSCRIPT recovery
-// can be exercised), and emulates the five embedded scripts in memory,
-// keyed by the SHA-1 of the files in lua/ (computed here, independently of
-// the core). Real-Redis behaviour is the conformance suite's job.
+// A fake Scripter for the core's unit tests of pure logic: it records every
+// call, keeps a SHA cache like a server's script cache (so NOSCRIPT
+// recovery can be exercised), and answers with canned replies. It does not
+// emulate the scripts: what they do is tested against real Redis (the
+// *_redis_test.go files and the conformance suite).
 
 import (
 	"context"
@@ -12,9 +12,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +26,7 @@ import (
 	"github.com/scriptlock/scriptlock/locker"
 )
 
-// luaScript is one file of lua/ as read from disk.
+// luaScript is one file of lua/ as read from disk, assembled.
 type luaScript struct {
 	name string // file name without ".lua"
 	src  string
@@ -87,11 +88,20 @@ func sha1Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// errNoScript is what a driver returns for NOSCRIPT.
-var errNoScript = fmt.Errorf("NOSCRIPT No matching script. Please use EVAL.: %w", locker.ErrNoScript)
-
-// errBoom is a non-NOSCRIPT server or transport error.
-var errBoom = errors.New("fake: connection reset")
+// Errors a driver may return.
+var (
+	// errNoScript is what a driver returns for NOSCRIPT.
+	errNoScript = fmt.Errorf("NOSCRIPT No matching script. Please use EVAL.: %w", locker.ErrNoScript)
+	// errBoom is an error that is neither a server answer nor a known
+	// connection failure: the call's outcome is unknown and it is not
+	// retried.
+	errBoom = errors.New("fake: i/o failure")
+	// errConn is a connection failure (a net.Error): the outcome is unknown
+	// and the failure transient.
+	errConn = &net.OpError{Op: "read", Net: "tcp", Err: io.ErrUnexpectedEOF}
+	// errAnswered is an error reply from the server: the call was refused.
+	errAnswered = errors.New("NOPERM this user has no permissions to run the 'evalsha' command")
+)
 
 // call is one recorded Scripter call.
 type call struct {
@@ -107,24 +117,19 @@ func (c call) String() string {
 	return fmt.Sprintf("%s(%s) keys=%q args=%q", c.op, c.name, c.keys, c.args)
 }
 
+// handler answers one script run instead of the canned reply.
+type handler func(ctx context.Context, c call) (any, error)
+
 // fakeScripter implements locker.Scripter in memory.
 type fakeScripter struct {
-	mu     sync.Mutex
-	calls  []call
-	cached map[string]bool // SHAs the "server" holds
-	forget bool            // EvalSha answers NOSCRIPT even after ScriptLoad
-	emu    *emu
+	mu       sync.Mutex
+	calls    []call
+	cached   map[string]bool    // SHAs the "server" holds
+	forget   bool               // EvalSha answers NOSCRIPT even after ScriptLoad
+	handlers map[string]handler // by script name; see handle
 
-	// Optional hooks, all called without f.mu held.
-	// fail, when it returns an error, makes EvalSha/Eval return it
-	// without running the script.
-	fail func(ctx context.Context, c call) error
-	// reply, when ok, replaces the emulated reply of a script run.
-	reply func(c call) (r any, ok bool)
-	// load replaces ScriptLoad's behaviour.
+	// load, when set, replaces ScriptLoad's behaviour.
 	load func(ctx context.Context, src string) (string, error)
-	// after runs after each emulated script run.
-	after func(c call, r any)
 }
 
 var _ locker.Scripter = (*fakeScripter)(nil)
@@ -140,7 +145,61 @@ func newFake() *fakeScripter {
 
 // newColdFake returns a fake whose server holds no script yet.
 func newColdFake() *fakeScripter {
-	return &fakeScripter{cached: map[string]bool{}, emu: newEmu()}
+	return &fakeScripter{cached: map[string]bool{}, handlers: map[string]handler{}}
+}
+
+// handle makes h answer every later run (EVALSHA or EVAL) of the named
+// scripts, before the script cache is consulted; nil restores the canned
+// reply. h runs without the fake's lock held.
+func (f *fakeScripter) handle(h handler, names ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range names {
+		if _, ok := luaScripts[n]; !ok {
+			panic("fake: no script " + n)
+		}
+		if h == nil {
+			delete(f.handlers, n)
+		} else {
+			f.handlers[n] = h
+		}
+	}
+}
+
+// reply makes the named scripts answer r.
+func (f *fakeScripter) reply(r any, names ...string) {
+	f.handle(func(context.Context, call) (any, error) { return r, nil }, names...)
+}
+
+// fail makes the named scripts fail with err.
+func (f *fakeScripter) fail(err error, names ...string) {
+	f.handle(func(context.Context, call) (any, error) { return nil, err }, names...)
+}
+
+// cancelOn returns a handler that ends the caller's context with cancel
+// and returns its error, as a driver does whose call was cut off: the
+// call's outcome is unknown.
+func cancelOn(cancel context.CancelFunc) handler {
+	return func(ctx context.Context, _ call) (any, error) {
+		cancel()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+}
+
+// canned is the reply of a script run without a handler: success.
+func canned(c call) any {
+	switch c.name {
+	case "acquire", "rw_rlock", "rw_lock", "rw_downgrade":
+		return []any{int64(1), int64(1000)}
+	case "pttl", "rw_pttl":
+		return []any{int64(1), int64(1000)}
+	case "release", "extend", "claim", "unclaim", "rw_release", "rw_extend", "rw_cancel":
+		return int64(1)
+	case "abandon", "dequeue":
+		return int64(0)
+	}
+	return fmt.Errorf("fake: unknown script %s", c.sha) // not a reply the core accepts
 }
 
 func (f *fakeScripter) record(c call) {
@@ -195,30 +254,30 @@ func (f *fakeScripter) ops() []string {
 func (f *fakeScripter) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
 	c := call{op: "evalsha", name: luaByHash[sha], sha: sha, keys: keys, args: args}
 	f.record(c)
-	if f.fail != nil {
-		if err := f.fail(ctx, c); err != nil {
-			return nil, err
-		}
-	}
 	f.mu.Lock()
+	h := f.handlers[c.name]
 	missing := !f.cached[sha] || f.forget
 	f.mu.Unlock()
+	if h != nil {
+		return h(ctx, c)
+	}
 	if missing {
 		return nil, errNoScript
 	}
-	return f.exec(c)
+	return canned(c), nil
 }
 
 func (f *fakeScripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
 	sha := sha1Hex(src)
 	c := call{op: "eval", name: luaByHash[sha], sha: sha, src: src, keys: keys, args: args}
 	f.record(c)
-	if f.fail != nil {
-		if err := f.fail(ctx, c); err != nil {
-			return nil, err
-		}
+	f.mu.Lock()
+	h := f.handlers[c.name]
+	f.mu.Unlock()
+	if h != nil {
+		return h(ctx, c)
 	}
-	return f.exec(c)
+	return canned(c), nil
 }
 
 func (f *fakeScripter) ScriptLoad(ctx context.Context, src string) (string, error) {
@@ -233,169 +292,21 @@ func (f *fakeScripter) ScriptLoad(ctx context.Context, src string) (string, erro
 	return sha, nil
 }
 
-func (f *fakeScripter) exec(c call) (any, error) {
-	if c.name == "" {
-		return nil, fmt.Errorf("fake: unknown script %s", c.sha)
-	}
-	var r any
-	var err error
-	if f.reply != nil {
-		if v, ok := f.reply(c); ok {
-			r = v
-		} else {
-			r, err = f.emu.run(c.name, c.keys, c.args)
-		}
-	} else {
-		r, err = f.emu.run(c.name, c.keys, c.args)
-	}
-	if err == nil && f.after != nil {
-		f.after(c, r)
-	}
-	return r, err
-}
-
-// emu is a minimal in-memory emulation of the scripts' replies. Time does
-// not pass: a lock lives until a test expires it.
-type emu struct {
-	mu     sync.Mutex
-	locks  map[string]*lockState // by KEYS[1]
-	fences map[string]int64      // by the fence key
-	claims map[string]string     // claim key -> token
-	gone   map[string]bool       // abandoned acquire call ids
-}
-
-type lockState struct {
-	owner string
-	fence int64
-	holds map[string]bool
-	pttl  int64
-}
-
-func newEmu() *emu {
-	return &emu{locks: map[string]*lockState{}, fences: map[string]int64{}, claims: map[string]string{}, gone: map[string]bool{}}
-}
-
-func (e *emu) run(name string, keys, args []string) (any, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	need := map[string][2]int{"acquire": {6, 5}, "abandon": {3, 5}, "release": {2, 2}, "extend": {2, 3}, "pttl": {2, 2}, "claim": {1, 2}, "dequeue": {4, 1}}[name]
-	if len(keys) != need[0] || len(args) != need[1] {
-		return nil, fmt.Errorf("fake: %s called with %d keys and %d args, want %v", name, len(keys), len(args), need)
-	}
-	st := e.locks[keys[0]]
-	switch name {
-	case "acquire":
-		ttl, err := strconv.ParseInt(args[2], 10, 64)
-		if err != nil || ttl <= 0 {
-			return nil, fmt.Errorf("fake: bad ttl %q", args[2])
-		}
-		if e.gone[args[4]] {
-			return []any{int64(0), int64(0)}, nil
-		}
-		if st == nil {
-			e.fences[keys[1]]++
-			e.locks[keys[0]] = &lockState{owner: args[0], fence: e.fences[keys[1]], holds: map[string]bool{args[1]: true}, pttl: ttl}
-			return []any{int64(1), e.fences[keys[1]]}, nil
-		}
-		if st.owner != args[0] {
-			return []any{int64(0), st.pttl}, nil
-		}
-		st.holds[args[1]] = true
-		st.pttl = max(st.pttl, ttl)
-		return []any{int64(1), st.fence}, nil
-	case "release":
-		if st == nil {
-			return int64(0), nil
-		}
-		if st.owner != args[0] {
-			return int64(-1), nil
-		}
-		delete(st.holds, args[1])
-		if len(st.holds) == 0 {
-			delete(e.locks, keys[0])
-		}
-		return int64(1), nil
-	case "extend":
-		ttl, err := strconv.ParseInt(args[2], 10, 64)
-		if err != nil || ttl <= 0 {
-			return nil, fmt.Errorf("fake: bad ttl %q", args[2])
-		}
-		switch {
-		case st == nil:
-			return int64(0), nil
-		case st.owner != args[0]:
-			return int64(-1), nil
-		case !st.holds[args[1]]:
-			return int64(0), nil
-		}
-		if len(st.holds) == 1 || st.pttl < ttl {
-			st.pttl = ttl
-		}
-		return int64(1), nil
-	case "pttl":
-		switch {
-		case st == nil:
-			return []any{int64(0), int64(0)}, nil
-		case st.owner != args[0]:
-			return []any{int64(-1), int64(0)}, nil
-		case !st.holds[args[1]]:
-			return []any{int64(0), int64(0)}, nil
-		}
-		return []any{int64(1), st.pttl}, nil
-	case "dequeue":
-		return int64(0), nil // the emulation has no queue
-	case "abandon":
-		e.gone[args[2]] = true
-		if args[3] != "1" || st == nil || st.owner != args[0] || !st.holds[args[1]] {
-			return int64(0), nil
-		}
-		delete(st.holds, args[1])
-		if len(st.holds) == 0 {
-			delete(e.locks, keys[0])
-		}
-		return int64(1), nil
-	case "claim":
-		if tok, ok := e.claims[keys[0]]; ok && tok != args[0] {
-			return int64(0), nil
-		}
-		e.claims[keys[0]] = args[0]
-		return int64(1), nil
-	}
-	return nil, fmt.Errorf("fake: no emulation for %s", name)
-}
-
-// expire drops the lock at key, as if its TTL ran out.
-func (e *emu) expire(key string) {
-	e.mu.Lock()
-	delete(e.locks, key)
-	e.mu.Unlock()
-}
-
-// seize makes owner hold the lock at key (a new grant) with pttl ms left.
-func (e *emu) seize(key, owner string, pttl int64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.fences[key+":fence"]++
-	e.locks[key] = &lockState{owner: owner, fence: e.fences[key+":fence"], holds: map[string]bool{owner: true}, pttl: pttl}
-}
-
-// owner returns the owner of the lock at key, "" when free.
-func (e *emu) owner(key string) string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if st := e.locks[key]; st != nil {
-		return st.owner
-	}
-	return ""
-}
-
-// newClient returns a Client on a warm fake.
+// newClient returns a Client on a warm fake; it is closed when the test
+// ends.
 func newClient(t testing.TB, opts *locker.Options) (*locker.Client, *fakeScripter) {
 	t.Helper()
 	f := newFake()
-	c, err := locker.New(f, opts)
+	return clientOn(t, f, opts), f
+}
+
+// clientOn returns a Client on s, closed when the test ends.
+func clientOn(t testing.TB, s locker.Scripter, opts *locker.Options) *locker.Client {
+	t.Helper()
+	c, err := locker.New(s, opts)
 	require.NoError(t, err)
-	return c, f
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // newMutex returns a Mutex on c, failing the test on error.

@@ -2,6 +2,7 @@ package locker_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -65,33 +66,43 @@ func TestKeySlotReference(t *testing.T) {
 	assert.Equal(t, keySlot("bar"), keySlot("foo{bar}{zap}"))
 }
 
-// lockKeys are every key the core sends to Redis for one name.
+// lockKeys are every key (and the wake channel, which must hash to the
+// same slot for SPUBLISH on a Cluster) the core sends to Redis for one name.
 type lockKeys struct {
-	lock, fence, claim string
-	acquire            []string // every key of the acquire script
+	lock, claim, rw, wake string
+	acquire               []string // every key of the acquire script
 }
 
-func (k lockKeys) all() []string { return append([]string{k.claim}, k.acquire...) }
+func (k lockKeys) all() []string { return append([]string{k.claim, k.rw, k.wake}, k.acquire...) }
 
-// keysFor runs TryLock and Claim for name through a fresh fake and returns
-// the keys they sent. It also checks Client.Key against the lock key.
+// keysFor runs TryLock, TryRLock and Claim for name through a fresh fake
+// and returns the keys they sent. It also checks Client.Key against the
+// lock key.
 func keysFor(t testing.TB, prefix, name string) lockKeys {
 	t.Helper()
 	f := newFake()
 	c, err := locker.New(f, &locker.Options{Prefix: prefix})
 	require.NoError(t, err)
+	defer c.Close()
 	ctx := testCtx(t)
 	m := newMutex(t, c, name, time.Second, nil)
 	_, err = m.TryLock(ctx)
 	require.NoError(t, err)
+	rw, err := c.NewRWMutex(name, time.Second, nil)
+	require.NoError(t, err)
+	_, err = rw.TryRLock(ctx)
+	require.NoError(t, err)
 	_, err = c.Claim(ctx, name, time.Second)
 	require.NoError(t, err)
-	acq, clm := f.runs("acquire"), f.runs("claim")
+	acq, rl, clm := f.runs("acquire"), f.runs("rw_rlock"), f.runs("claim")
 	require.Len(t, acq, 1)
+	require.Len(t, rl, 1)
 	require.Len(t, clm, 1)
-	require.Len(t, acq[0].keys, 6)
+	require.Len(t, acq[0].keys, 4)
+	require.Len(t, rl[0].keys, 1)
 	require.Len(t, clm[0].keys, 1)
-	k := lockKeys{lock: acq[0].keys[0], fence: acq[0].keys[1], claim: clm[0].keys[0], acquire: acq[0].keys}
+	require.Equal(t, acq[0].args[5], rl[0].args[3], "one wake channel per name")
+	k := lockKeys{lock: acq[0].keys[0], claim: clm[0].keys[0], rw: rl[0].keys[0], wake: acq[0].args[5], acquire: acq[0].keys}
 	require.Equal(t, c.Key(name), k.lock, "Client.Key must be the key the lock uses")
 	return k
 }
@@ -120,11 +131,12 @@ func checkSameSlot(t testing.TB, prefix, name string, k lockKeys) {
 			t.Fatalf("name %q: key %q is in slot %d, key %q in slot %d", name, key, s, k.lock, slot)
 		}
 	}
-	if k.fence != k.lock+":fence" {
-		t.Fatalf("fence key %q, want %q", k.fence, k.lock+":fence")
+	want := lockKeys{
+		lock: k.lock, claim: k.lock + ":claim", rw: k.lock + ":rw", wake: k.lock + ":wake",
+		acquire: []string{k.lock, k.lock + ":q", k.lock + ":qx", k.lock + ":x"},
 	}
-	if k.claim != k.lock+":claim" {
-		t.Fatalf("claim key %q, want %q", k.claim, k.lock+":claim")
+	if !reflect.DeepEqual(k, want) {
+		t.Fatalf("keys of name %q: got %+v, want %+v", name, k, want)
 	}
 }
 
@@ -226,6 +238,9 @@ func fuzzKeys(t *testing.T, name string) (lockKeys, bool) {
 	require.NoError(t, err)
 	if _, err := c.NewMutex(name, time.Second, nil); !errors.Is(err, locker.ErrInvalidName) {
 		t.Fatalf("NewMutex(%d-byte name): err %v, want ErrInvalidName", len(name), err)
+	}
+	if _, err := c.NewRWMutex(name, time.Second, nil); !errors.Is(err, locker.ErrInvalidName) {
+		t.Fatalf("NewRWMutex(%d-byte name): err %v, want ErrInvalidName", len(name), err)
 	}
 	if _, err := c.Claim(testCtx(t), name, time.Second); !errors.Is(err, locker.ErrInvalidName) {
 		t.Fatalf("Claim(%d-byte key): err %v, want ErrInvalidName", len(name), err)

@@ -18,7 +18,8 @@ import (
 // Each takes the lock's hash as its only key and ARGV[1] owner, ARGV[2]
 // hold id; release also ARGV[3] 1 to drop the owner's earlier holds too
 // (single), extend ARGV[3] ttl in ms and ARGV[4] the extend number; the
-// wake channel comes last. release and extend reply 1 done, 0 expired
+// wake channel comes last (for the mutex, only to release: its extend and
+// pttl never free the lock). release and extend reply 1 done, 0 expired
 // (nobody holds it, or this hold is gone), -1 another owner holds it;
 // extend also 2, refused as late; pttl replies {status, pttl ms}.
 type leaseOps struct {
@@ -151,7 +152,10 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 	if err := l.usable(ctx); err != nil {
 		return 0, err
 	}
-	args := []string{l.owner, l.hold, l.wake}
+	args := []string{l.owner, l.hold}
+	if l.ops == rwOps {
+		args = append(args, l.wake)
+	}
 	r, err := l.c.retryTransient(ctx, l.ops.pttl, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys, args) })
 	if err != nil {
 		return 0, err
@@ -193,7 +197,10 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	}
 	n := l.extends.Add(1)
 	start := time.Now()
-	args := []string{l.owner, l.hold, strconv.FormatInt(ms, 10), strconv.FormatInt(n, 10), l.wake}
+	args := []string{l.owner, l.hold, strconv.FormatInt(ms, 10), strconv.FormatInt(n, 10)}
+	if l.ops == rwOps {
+		args = append(args, l.wake)
+	}
 	r, err := l.c.retryTransient(ctx, l.ops.extend, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys, args) })
 	var st int64
 	if err == nil {
@@ -298,13 +305,13 @@ func (l *Lease) Unlock(ctx context.Context) (err error) {
 			return err
 		}
 		l.end()
-		l.c.later("", vu, func(ctx context.Context) error {
+		l.c.later("", vu.Add(l.c.margin(l.ttlMS)), func(ctx context.Context) error {
 			_, err := l.c.run(ctx, l.ops.release, l.keys, args)
 			return err
 		})
 		return err
 	}
-	if st != 1 && tries > 1 && time.Now().Before(vu) {
+	if (st == 0 || st == -1) && tries > 1 && time.Now().Before(vu) {
 		st = 1 // an earlier try released it: the lease could not have expired yet
 	}
 	err = l.outcome(st)

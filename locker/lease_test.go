@@ -1,8 +1,15 @@
 package locker_test
 
+// The Go logic of Mutex and Lease with a fake Scripter: what each call
+// sends, how statuses map to errors, how the validity deadline moves, how
+// Lock retries, and what happens after a call whose outcome is unknown.
+// What the scripts do with those calls is tested against real Redis.
+
 import (
 	"context"
+	"errors"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,60 +31,130 @@ func TestNilLease(t *testing.T) {
 	assert.Zero(t, l.Fence())
 	assert.Empty(t, l.Token())
 	assert.Empty(t, l.Name())
+	assert.ErrorIs(t, l.Err(), locker.ErrExpired)
+	select {
+	case <-l.Lost():
+	default:
+		t.Error("Lost of a nil lease is not closed")
+	}
+	assert.ErrorIs(t, context.Cause(l.Context()), locker.ErrExpired)
 }
 
-func TestLeaseBasics(t *testing.T) {
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestLeaseCalls(t *testing.T) {
 	c, f := newClient(t, nil)
 	ctx := testCtx(t)
 	m := newMutex(t, c, "orders", 1500*time.Millisecond, nil)
 	assert.Equal(t, "orders", m.Name())
+	base := c.Key("orders")
+	wake := base + ":wake"
 
-	l1, err := m.TryLock(ctx)
+	f.reply([]any{int64(1), int64(1_700_000_000_000_123)}, "acquire")
+	l, err := m.TryLock(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, "orders", l1.Name())
-	assert.True(t, l1.Valid())
-	assert.Equal(t, int64(1), l1.Fence())
+	assert.Equal(t, "orders", l.Name())
+	assert.True(t, l.Valid())
+	assert.Equal(t, int64(1_700_000_000_000_123), l.Fence(), "the fence is the script's")
 
 	acq := f.runs("acquire")
 	require.Len(t, acq, 1)
-	base := c.Key("orders")
-	assert.Equal(t, []string{base, base + ":fence", base + ":q", base + ":qx", base + ":wake", base + ":x"}, acq[0].keys)
-	assert.Equal(t, l1.Token(), acq[0].args[0], "ARGV[1] is the lease token")
-	assert.Equal(t, acq[0].args[0], acq[0].args[1], "a single hold uses the token as hold id")
-	assert.Equal(t, "1500", acq[0].args[2], "ARGV[3] is the TTL in ms")
-	assert.Equal(t, "0", acq[0].args[3], "ARGV[4]: TryLock does not queue")
+	assert.Equal(t, []string{base, base + ":q", base + ":qx", base + ":x"}, acq[0].keys, "lock, queue, queue expiries, abandoned calls")
+	id := acq[0].args[1]
+	assertToken(t, id)
+	assert.Equal(t, []string{id, id, "1500", "0", "", wake}, acq[0].args,
+		"owner = call id without Owner; TTL in ms; TryLock does not queue; the wake channel in ARGV")
+	assert.Equal(t, id, l.Token(), "the owner token is the granting call's id")
 
-	// Held: a second TryLock is refused and returns no lease.
+	// Refused: ErrNotObtained and no lease.
+	f.reply([]any{int64(0), int64(700)}, "acquire")
 	l2, err := m.TryLock(ctx)
 	require.ErrorIs(t, err, locker.ErrNotObtained)
 	assert.Nil(t, l2)
 
-	d, err := l1.TTL(ctx)
+	f.reply([]any{int64(1), int64(1234)}, "pttl")
+	d, err := l.TTL(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 1500*time.Millisecond, d, "TTL reports the script's pttl")
+	assert.Equal(t, 1234*time.Millisecond, d, "TTL reports the script's pttl")
 	pt := f.runs("pttl")
 	require.Len(t, pt, 1)
-	assert.Equal(t, []string{base, base + ":wake"}, pt[0].keys)
-	assert.Equal(t, []string{l1.Token(), l1.Token()}, pt[0].args)
+	assert.Equal(t, []string{base}, pt[0].keys, "a lease script takes the lock's hash only")
+	assert.Equal(t, []string{id, id}, pt[0].args[:2], "owner and hold id")
 
-	require.NoError(t, l1.Extend(ctx, 3*time.Second))
+	require.NoError(t, l.Extend(ctx, 3*time.Second))
+	require.NoError(t, l.Extend(ctx, 3*time.Second))
 	ex := f.runs("extend")
-	require.Len(t, ex, 1)
-	assert.Equal(t, []string{base, base + ":wake"}, ex[0].keys)
-	assert.Equal(t, []string{l1.Token(), l1.Token(), "3000"}, ex[0].args)
+	require.Len(t, ex, 2)
+	for i, e := range ex {
+		assert.Equal(t, []string{base}, e.keys)
+		assert.Equal(t, []string{id, id, "3000", strconv.Itoa(i + 1)}, e.args[:4], "owner, hold, ttl ms, extend number")
+	}
 
-	require.NoError(t, l1.Unlock(ctx))
+	require.NoError(t, l.Unlock(ctx))
 	rel := f.runs("release")
 	require.Len(t, rel, 1)
-	assert.Equal(t, []string{base, base + ":wake"}, rel[0].keys)
-	assert.Equal(t, []string{l1.Token(), l1.Token()}, rel[0].args)
-	assert.Empty(t, f.emu.owner(c.Key("orders")))
+	assert.Equal(t, []string{base}, rel[0].keys)
+	assert.Equal(t, []string{id, id, "0", wake}, rel[0].args, "owner, hold, only this hold, wake channel")
+	assert.False(t, l.Valid())
+	assert.ErrorIs(t, context.Cause(l.Context()), context.Canceled)
+	assert.NoError(t, l.Err())
+	assert.False(t, isClosed(l.Lost()), "a released lease was not lost")
 
-	// The next grant gets the next fence from the reply.
+	f.reply([]any{int64(1), int64(5)}, "acquire")
 	l3, err := m.TryLock(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, int64(2), l3.Fence())
-	assert.NotEqual(t, l1.Token(), l3.Token())
+	assert.NotEqual(t, l.Token(), l3.Token(), "a fresh call id per call")
+}
+
+func TestOwnerArgs(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   *locker.MutexOptions
+		single string // release ARGV[3]
+	}{
+		{"random", nil, "0"},
+		{"owner", &locker.MutexOptions{Owner: "svc-1"}, "1"},
+		{"reentrant", &locker.MutexOptions{Owner: "svc-2", Reentrant: true}, "0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, f := newClient(t, nil)
+			ctx := testCtx(t)
+			m := newMutex(t, c, "n", time.Second, tc.opts)
+			l1, err := m.TryLock(ctx)
+			require.NoError(t, err)
+			l2, err := m.Lock(ctx)
+			require.NoError(t, err)
+			acq := f.runs("acquire")
+			require.Len(t, acq, 2)
+			assertToken(t, acq[0].args[1])
+			assertToken(t, acq[1].args[1])
+			assert.NotEqual(t, acq[0].args[1], acq[1].args[1], "each call has its own id, which names its hold")
+			if tc.opts == nil {
+				assert.Equal(t, acq[0].args[1], acq[0].args[0])
+				assert.Equal(t, acq[1].args[1], acq[1].args[0])
+			} else {
+				assert.Equal(t, tc.opts.Owner, acq[0].args[0])
+				assert.Equal(t, tc.opts.Owner, acq[1].args[0])
+				assert.Equal(t, tc.opts.Owner, l1.Token())
+			}
+			require.NoError(t, l1.Unlock(ctx))
+			require.NoError(t, l2.Unlock(ctx))
+			rel := f.runs("release")
+			require.Len(t, rel, 2)
+			for i, r := range rel {
+				assert.Equal(t, acq[i].args[:2], r.args[:2], "Unlock names its own owner and hold")
+				assert.Equal(t, tc.single, r.args[2])
+			}
+		})
+	}
 }
 
 func TestUnlockTwice(t *testing.T) {
@@ -91,63 +168,179 @@ func TestUnlockTwice(t *testing.T) {
 	assert.Equal(t, n, f.count(), "the second Unlock sends nothing")
 }
 
-func TestUnlockExpired(t *testing.T) {
-	c, f := newClient(t, nil)
-	ctx := testCtx(t)
-	l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
-	require.NoError(t, err)
-	f.emu.expire(c.Key("n"))
+func TestLeaseStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		status int64
+		want   error
+		not    error
+	}{
+		{0, locker.ErrExpired, locker.ErrHeldByOther},
+		{-1, locker.ErrHeldByOther, locker.ErrExpired},
+	} {
+		t.Run("Unlock/"+strconv.FormatInt(tc.status, 10), func(t *testing.T) {
+			c, f := newClient(t, nil)
+			ctx := testCtx(t)
+			l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
+			require.NoError(t, err)
+			f.reply(tc.status, "release")
+			err = l.Unlock(ctx)
+			require.ErrorIs(t, err, tc.want)
+			assert.NotErrorIs(t, err, tc.not)
+			assert.ErrorIs(t, l.Err(), tc.want, "found gone: the lease was lost")
+			assert.True(t, isClosed(l.Lost()))
 
-	_, err = l.TTL(ctx)
-	require.ErrorIs(t, err, locker.ErrExpired)
-	require.ErrorIs(t, l.Extend(ctx, time.Second), locker.ErrExpired)
-	err = l.Unlock(ctx)
-	require.ErrorIs(t, err, locker.ErrExpired)
-	assert.NotErrorIs(t, err, locker.ErrHeldByOther)
-
-	// The lease counts as released now.
-	n := f.count()
-	require.NoError(t, l.Unlock(ctx))
-	require.ErrorIs(t, l.Extend(ctx, time.Second), locker.ErrExpired)
-	_, err = l.TTL(ctx)
-	require.ErrorIs(t, err, locker.ErrExpired)
-	assert.Equal(t, n, f.count(), "a released lease sends nothing")
-	assert.True(t, l.ValidUntil().IsZero())
+			// The lease counts as released now: nothing more is sent.
+			n := f.count()
+			require.NoError(t, l.Unlock(ctx))
+			require.ErrorIs(t, l.Extend(ctx, time.Second), locker.ErrExpired)
+			_, err = l.TTL(ctx)
+			require.ErrorIs(t, err, locker.ErrExpired)
+			assert.Equal(t, n, f.count(), "a released lease sends nothing")
+			assert.True(t, l.ValidUntil().IsZero())
+		})
+		t.Run("Extend/"+strconv.FormatInt(tc.status, 10), func(t *testing.T) {
+			c, f := newClient(t, nil)
+			ctx := testCtx(t)
+			l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
+			require.NoError(t, err)
+			vu := l.ValidUntil()
+			f.reply(tc.status, "extend")
+			require.ErrorIs(t, l.Extend(ctx, time.Minute), tc.want)
+			assert.Equal(t, vu, l.ValidUntil(), "a failed Extend leaves the deadline")
+			assert.ErrorIs(t, l.Err(), tc.want)
+			assert.True(t, isClosed(l.Lost()))
+			assert.ErrorIs(t, context.Cause(l.Context()), tc.want)
+			require.ErrorIs(t, l.Extend(ctx, time.Minute), tc.want, "a lost lease reports its loss")
+			assert.Len(t, f.runs("extend"), 1, "and sends nothing more")
+		})
+		t.Run("TTL/"+strconv.FormatInt(tc.status, 10), func(t *testing.T) {
+			c, f := newClient(t, nil)
+			ctx := testCtx(t)
+			l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
+			require.NoError(t, err)
+			f.reply([]any{tc.status, int64(0)}, "pttl")
+			_, err = l.TTL(ctx)
+			require.ErrorIs(t, err, tc.want)
+			assert.ErrorIs(t, l.Err(), tc.want)
+		})
+	}
 }
 
-func TestUnlockHeldByOther(t *testing.T) {
+// TestUnlockAnswered checks that a release the server refused leaves the
+// lease as it was.
+func TestUnlockAnswered(t *testing.T) {
 	c, f := newClient(t, nil)
 	ctx := testCtx(t)
 	l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
 	require.NoError(t, err)
 	vu := l.ValidUntil()
-	f.emu.seize(c.Key("n"), "someone-else", 1000)
-
-	_, err = l.TTL(ctx)
-	require.ErrorIs(t, err, locker.ErrHeldByOther)
-	require.ErrorIs(t, l.Extend(ctx, 5*time.Second), locker.ErrHeldByOther)
-	assert.Equal(t, vu, l.ValidUntil(), "a failed Extend leaves the deadline unchanged")
-	err = l.Unlock(ctx)
-	require.ErrorIs(t, err, locker.ErrHeldByOther)
-	assert.NotErrorIs(t, err, locker.ErrExpired)
-	assert.Equal(t, "someone-else", f.emu.owner(c.Key("n")), "the other owner keeps the lock")
-
-	n := f.count()
-	require.NoError(t, l.Unlock(ctx), "the lease counts as released")
-	assert.Equal(t, n, f.count())
+	lctx := l.Context()
+	f.fail(errAnswered, "release")
+	require.ErrorIs(t, l.Unlock(ctx), errAnswered)
+	assert.Equal(t, vu, l.ValidUntil(), "the lease is unchanged after a refused release")
+	assert.True(t, l.Valid())
+	assert.NoError(t, lctx.Err())
+	assert.NoError(t, l.Err())
+	require.NoError(t, c.Close())
+	assert.Len(t, f.runs("release"), 1, "a refused release is not retried in the background")
+	f.handle(nil, "release")
+	require.NoError(t, l.Unlock(ctx), "Unlock may be called again, also after Close")
+	assert.Len(t, f.runs("release"), 2)
 }
 
-func TestScripterErrorLeavesLeaseUsable(t *testing.T) {
+// TestUnlockUnknown checks an Unlock whose release may or may not have
+// run: the lease ends at once and the release is completed in the
+// background.
+func TestUnlockUnknown(t *testing.T) {
 	c, f := newClient(t, nil)
-	ctx := testCtx(t)
-	l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
+	l, err := newMutex(t, c, "n", time.Second, nil).TryLock(testCtx(t))
 	require.NoError(t, err)
-	f.fail = func(context.Context, call) error { return errBoom }
-	require.ErrorIs(t, l.Unlock(ctx), errBoom)
-	f.fail = nil
-	assert.False(t, l.ValidUntil().IsZero(), "the lease is unchanged after a Scripter error")
-	require.NoError(t, l.Unlock(ctx), "Unlock may be called again")
-	assert.Empty(t, f.emu.owner(c.Key("n")))
+	lost := l.Lost()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var tries atomic.Int32
+	f.handle(func(ctx context.Context, c call) (any, error) {
+		if tries.Add(1) == 1 {
+			return cancelOn(cancel)(ctx, c)
+		}
+		return int64(1), nil
+	}, "release")
+	err = l.Unlock(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.False(t, l.Valid())
+	assert.True(t, l.ValidUntil().IsZero())
+	assert.ErrorIs(t, context.Cause(l.Context()), context.Canceled)
+	assert.NoError(t, l.Err())
+	assert.False(t, isClosed(lost), "an unknown release is not a loss")
+	require.NoError(t, l.Unlock(testCtx(t)), "a second Unlock returns nil")
+
+	require.NoError(t, c.Close(), "Close waits for the background release")
+	rel := f.runs("release")
+	require.Len(t, rel, 2, "the release is sent again in the background until it is done")
+	assert.Equal(t, rel[0].args, rel[1].args)
+	assert.Equal(t, rel[0].keys, rel[1].keys)
+}
+
+// TestUnlockEarlierTryReleased checks the status of a release retried after
+// a connection failure: while the lease is valid, "gone" means the earlier
+// try released it.
+func TestUnlockEarlierTryReleased(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ttl    time.Duration
+		status int64
+		want   error
+	}{
+		{"gone", time.Minute, 0, nil},
+		{"taken", time.Minute, -1, nil},
+		{"gone after the deadline", locker.MinTTL, 0, locker.ErrExpired},
+		{"taken after the deadline", locker.MinTTL, -1, locker.ErrHeldByOther},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, f := newClient(t, nil)
+			ctx := testCtx(t)
+			l, err := newMutex(t, c, "n", tc.ttl, nil).TryLock(ctx)
+			require.NoError(t, err)
+			var tries atomic.Int32
+			f.handle(func(context.Context, call) (any, error) {
+				if tries.Add(1) == 1 {
+					return nil, errConn
+				}
+				return tc.status, nil
+			}, "release")
+			err = l.Unlock(ctx)
+			if tc.want == nil {
+				require.NoError(t, err)
+				assert.NoError(t, l.Err())
+			} else {
+				require.ErrorIs(t, err, tc.want)
+			}
+			assert.Equal(t, int32(2), tries.Load())
+		})
+	}
+	t.Run("unexpected status after a retry", func(t *testing.T) {
+		c, f := newClient(t, nil)
+		ctx := testCtx(t)
+		l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
+		require.NoError(t, err)
+		var tries atomic.Int32
+		f.handle(func(context.Context, call) (any, error) {
+			if tries.Add(1) == 1 {
+				return nil, errConn
+			}
+			return int64(7), nil
+		}, "release")
+		err = l.Unlock(ctx)
+		require.ErrorIs(t, err, locker.ErrUnexpectedReply)
+	})
+	t.Run("one try", func(t *testing.T) {
+		c, f := newClient(t, nil)
+		ctx := testCtx(t)
+		l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
+		require.NoError(t, err)
+		f.reply(int64(0), "release")
+		require.ErrorIs(t, l.Unlock(ctx), locker.ErrExpired, "one try: gone means expired")
+	})
 }
 
 func TestExtendAfterUnlock(t *testing.T) {
@@ -200,82 +393,127 @@ func TestValidUntil(t *testing.T) {
 	}
 }
 
-func TestOwnerOptions(t *testing.T) {
+func TestExtendNumbers(t *testing.T) {
 	c, f := newClient(t, nil)
 	ctx := testCtx(t)
+	l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
+	require.NoError(t, err)
 
-	// A fixed owner: token and hold id are the owner; re-acquiring succeeds
-	// with the same fence (take-over after a restart).
-	m := newMutex(t, c, "fixed", time.Second, &locker.MutexOptions{Owner: "svc-1"})
-	l1, err := m.TryLock(ctx)
-	require.NoError(t, err)
-	l2, err := m.TryLock(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, "svc-1", l1.Token())
-	assert.Equal(t, l1.Fence(), l2.Fence())
-	acqs := f.runs("acquire")
-	require.Len(t, acqs, 2)
-	for _, a := range acqs {
-		require.Len(t, a.args, 5)
-		assert.Equal(t, []string{"svc-1", "svc-1", "1000", "0"}, a.args[:4])
-		assertToken(t, a.args[4]) // the call id: the owner repeats, so a fresh token
+	// A retry after a connection failure resends the same number.
+	var tries atomic.Int32
+	f.handle(func(context.Context, call) (any, error) {
+		if tries.Add(1) == 1 {
+			return nil, errConn
+		}
+		return int64(1), nil
+	}, "extend")
+	require.NoError(t, l.Extend(ctx, time.Minute))
+	f.handle(nil, "extend")
+	require.NoError(t, l.Extend(ctx, time.Minute))
+	var nums []string
+	for _, e := range f.runs("extend") {
+		nums = append(nums, e.args[3])
 	}
-	assert.NotEqual(t, acqs[0].args[4], acqs[1].args[4], "each call has its own id")
+	assert.Equal(t, []string{"1", "1", "2"}, nums)
 
-	// Reentrant: one owner, a fresh random hold id per hold, shared fence;
-	// the lock is free after the last hold is dropped.
-	f.reset()
-	r := newMutex(t, c, "re", time.Second, &locker.MutexOptions{Owner: "svc-2", Reentrant: true})
-	h1, err := r.TryLock(ctx)
-	require.NoError(t, err)
-	h2, err := r.Lock(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, h1.Fence(), h2.Fence())
-	acq := f.runs("acquire")
-	require.Len(t, acq, 2)
-	assert.Equal(t, "svc-2", acq[0].args[0])
-	assert.Equal(t, "svc-2", acq[1].args[0])
-	assert.NotEqual(t, "svc-2", acq[0].args[1])
-	assert.NotEqual(t, acq[0].args[1], acq[1].args[1], "each hold has its own id")
-	assertToken(t, acq[0].args[1])
-	assertToken(t, acq[1].args[1])
+	// Status 2: a later Extend of this lease was applied; it set the deadline.
+	vu := l.ValidUntil()
+	f.reply(int64(2), "extend")
+	require.NoError(t, l.Extend(ctx, 2*time.Minute))
+	assert.Equal(t, vu, l.ValidUntil(), "a refused late Extend does not move the deadline")
+	assert.True(t, l.Valid())
+	assert.NoError(t, l.Err())
+}
 
-	require.NoError(t, h1.Unlock(ctx))
-	assert.Equal(t, "svc-2", f.emu.owner(c.Key("re")), "one hold left")
-	rel := f.runs("release")
-	require.Len(t, rel, 1)
-	assert.Equal(t, acq[0].args[:2], rel[0].args, "Unlock drops its own hold")
-	_, err = h2.TTL(ctx)
+// TestExtendRepliesOutOfOrder checks that the reply of an older Extend
+// never moves the deadline set by a newer one: the server applied them in
+// the order their replies say.
+func TestExtendRepliesOutOfOrder(t *testing.T) {
+	c, f := newClient(t, nil)
+	ctx := testCtx(t)
+	l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
 	require.NoError(t, err)
-	require.NoError(t, h2.Unlock(ctx))
-	assert.Empty(t, f.emu.owner(c.Key("re")))
+	arrived, proceed := make(chan struct{}), make(chan struct{})
+	f.handle(func(_ context.Context, c call) (any, error) {
+		if c.args[3] == "1" {
+			close(arrived)
+			<-proceed
+		}
+		return int64(1), nil
+	}, "extend")
+	done := make(chan error, 1)
+	go func() { done <- l.Extend(ctx, time.Hour) }()
+	<-arrived
+	before := time.Now()
+	require.NoError(t, l.Extend(ctx, 10*time.Second))
+	vu := l.ValidUntil()
+	assert.True(t, vu.After(before) && vu.Before(before.Add(10*time.Second)), "set by the second Extend")
+	close(proceed)
+	require.NoError(t, <-done)
+	assert.Equal(t, vu, l.ValidUntil(), "the first Extend's late reply does not move the deadline")
+}
+
+// TestExtendUnknown checks the validity deadline after an Extend whose
+// outcome is unknown: the earlier of the old deadline and the one the call
+// would set.
+func TestExtendUnknown(t *testing.T) {
+	c, f := newClient(t, nil)
+	l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(testCtx(t))
+	require.NoError(t, err)
+	vu := l.ValidUntil()
+
+	extendLost := func(ttl time.Duration) (start time.Time) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		f.handle(cancelOn(cancel), "extend")
+		start = time.Now()
+		require.ErrorIs(t, l.Extend(ctx, ttl), context.Canceled)
+		f.handle(nil, "extend")
+		return start
+	}
+	extendLost(time.Hour)
+	assert.Equal(t, vu, l.ValidUntil(), "a longer TTL the server may not have applied")
+	start := extendLost(10 * time.Second)
+	assert.True(t, l.ValidUntil().Before(start.Add(10*time.Second)), "a shorter TTL the server may have applied")
+	assert.True(t, l.Valid())
+	assert.NoError(t, l.Err())
+	assert.False(t, isClosed(l.Lost()))
+	assert.Empty(t, f.runs("release"), "an unknown Extend needs no clean-up")
+
+	before := time.Now()
+	require.NoError(t, l.Extend(testCtx(t), time.Hour))
+	assert.True(t, l.ValidUntil().After(before.Add(50*time.Minute)), "a successful Extend sets it from its own start")
+}
+
+// holding answers acquire calls with a refusal: another owner holds the
+// lock for pttl ms.
+func holding(f *fakeScripter, pttl int64) {
+	f.reply([]any{int64(0), pttl}, "acquire")
 }
 
 func TestLockDeadlineWhileHeld(t *testing.T) {
 	c, f := newClient(t, &locker.Options{MinRetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
-	f.emu.seize(c.Key("n"), "holder", 60_000)
-	m := newMutex(t, c, "n", time.Second, nil)
-
+	holding(f, 60_000)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	l, err := m.Lock(ctx)
+	l, err := newMutex(t, c, "n", time.Second, nil).Lock(ctx)
 	require.Nil(t, l)
 	require.ErrorIs(t, err, locker.ErrNotObtained)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, c.Close())
 	assert.NotEmpty(t, f.runs("acquire"))
-	assert.Equal(t, "holder", f.emu.owner(c.Key("n")))
-	assert.Empty(t, f.runs("release"), "a refused acquire needs no clean-up")
+	assert.Empty(t, f.runs("abandon"), "a refused acquire needs no clean-up")
+	assert.Empty(t, f.runs("dequeue"), "a non-FIFO Lock never queued")
 }
 
 func TestLockCancelWhileHeld(t *testing.T) {
 	c, f := newClient(t, &locker.Options{MinRetryDelay: time.Minute, MaxRetryDelay: time.Minute})
-	f.emu.seize(c.Key("n"), "holder", 60_000)
 	ctx, cancel := context.WithCancel(context.Background())
-	f.after = func(c call, _ any) {
-		if c.name == "acquire" {
-			cancel() // cancel while Lock waits a minute before its next attempt
-		}
-	}
+	f.handle(func(context.Context, call) (any, error) {
+		cancel() // while Lock waits a minute before its next attempt
+		return []any{int64(0), int64(60_000)}, nil
+	}, "acquire")
 	l, err := newMutex(t, c, "n", time.Second, nil).Lock(ctx)
 	require.Nil(t, l)
 	require.ErrorIs(t, err, locker.ErrNotObtained)
@@ -285,79 +523,259 @@ func TestLockCancelWhileHeld(t *testing.T) {
 
 // TestLockWaitBoundedByHolderTTL checks that the pause between attempts
 // never exceeds the holder's remaining TTL. The retry delays are set to one
-// minute and the holder reports 1 ms left, then releases: Lock must make its
-// second attempt and succeed well within the 10 s context. Without the bound
-// it would pause 30 s or more and fail with ErrNotObtained. No timing is
-// measured: only the outcome and the number of attempts.
+// minute and the holder reports 1 ms left: Lock must make its second
+// attempt and succeed well within the 10 s context. No timing is measured:
+// only the outcome and the number of attempts.
 func TestLockWaitBoundedByHolderTTL(t *testing.T) {
 	c, f := newClient(t, &locker.Options{MinRetryDelay: time.Minute, MaxRetryDelay: time.Minute})
-	key := c.Key("n")
-	f.emu.seize(key, "holder", 1)
-	f.after = func(c call, r any) {
-		if c.name == "acquire" {
-			if v, ok := r.([]any); ok && v[0] == int64(0) {
-				f.emu.expire(key) // the holder's last millisecond runs out
-			}
+	var n atomic.Int32
+	f.handle(func(context.Context, call) (any, error) {
+		if n.Add(1) == 1 {
+			return []any{int64(0), int64(1)}, nil
 		}
-	}
+		return []any{int64(1), int64(2)}, nil
+	}, "acquire")
 	l, err := newMutex(t, c, "n", time.Second, nil).Lock(testCtx(t))
 	require.NoError(t, err)
-	require.NotNil(t, l)
 	assert.Len(t, f.runs("acquire"), 2)
 	assert.Equal(t, int64(2), l.Fence())
 }
 
-func TestLockAcquiresWhenFree(t *testing.T) {
-	c, f := newClient(t, nil)
-	l, err := newMutex(t, c, "n", time.Second, nil).Lock(testCtx(t))
-	require.NoError(t, err)
-	assert.True(t, l.Valid())
-	assert.Len(t, f.runs("acquire"), 1)
-}
-
-func TestLockRetriesUntilReleased(t *testing.T) {
-	// The holder reports a long TTL (no bound) and releases after a few
-	// refusals; Lock keeps trying with backoff and gets the lock.
-	c, f := newClient(t, &locker.Options{MinRetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
-	key := c.Key("n")
-	f.emu.seize(key, "holder", 60_000)
-	refusals := 0
-	f.after = func(c call, r any) {
-		if v, ok := r.([]any); ok && c.name == "acquire" && v[0] == int64(0) {
-			refusals++
-			if refusals == 5 {
-				f.emu.expire(key)
+// TestLockAttemptIDs checks the identities of a Lock's attempts: a fresh
+// call id each (naming its hold), and for FIFO one waiter id for all.
+func TestLockAttemptIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts *locker.MutexOptions
+	}{
+		{"random", nil},
+		{"owner", &locker.MutexOptions{Owner: "svc"}},
+		{"fifo", &locker.MutexOptions{FIFO: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, f := newClient(t, &locker.Options{MinRetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
+			var n atomic.Int32
+			f.handle(func(context.Context, call) (any, error) {
+				if n.Add(1) <= 5 {
+					return []any{int64(0), int64(60_000)}, nil
+				}
+				return []any{int64(1), int64(9)}, nil
+			}, "acquire")
+			l, err := newMutex(t, c, "n", time.Second, tc.opts).Lock(testCtx(t))
+			require.NoError(t, err)
+			acq := f.runs("acquire")
+			require.Len(t, acq, 6)
+			ids := map[string]bool{}
+			for _, a := range acq {
+				ids[a.args[1]] = true
+				if tc.opts != nil && tc.opts.Owner != "" {
+					assert.Equal(t, tc.opts.Owner, a.args[0])
+				} else {
+					assert.Equal(t, a.args[1], a.args[0], "without Owner the owner is the call id")
+				}
+				if tc.opts != nil && tc.opts.FIFO {
+					assert.Equal(t, "1000", a.args[3], "queue ttl: the lock's TTL within [200ms, 5s]")
+					assertToken(t, a.args[4])
+					assert.Equal(t, acq[0].args[4], a.args[4], "one waiter id for all attempts of one Lock")
+					assert.NotEqual(t, a.args[1], a.args[4])
+				} else {
+					assert.Equal(t, []string{"0", ""}, a.args[3:5], "not queued")
+				}
 			}
-		}
+			assert.Len(t, ids, 6, "a fresh call id per attempt")
+			assert.Equal(t, acq[5].args[0], l.Token())
+			require.NoError(t, l.Unlock(testCtx(t)))
+			assert.Equal(t, acq[5].args[1], f.runs("release")[0].args[1], "the hold is the granting call's")
+		})
 	}
-	l, err := newMutex(t, c, "n", time.Second, nil).Lock(testCtx(t))
-	require.NoError(t, err)
-	require.NotNil(t, l)
-	assert.Len(t, f.runs("acquire"), 6)
-	tokens := map[string]bool{}
-	for _, a := range f.runs("acquire") {
-		tokens[a.args[0]] = true
-	}
-	assert.Len(t, tokens, 1, "every attempt of one Lock call uses the same token (its FIFO queue identity)")
 }
 
-func TestClaim(t *testing.T) {
+// TestAcquireUnknownAbandoned checks the clean-up of an acquire call whose
+// outcome is unknown: one abandon call naming that call, in every mode.
+func TestAcquireUnknownAbandoned(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts *locker.MutexOptions
+	}{
+		{"random", nil},
+		{"owner", &locker.MutexOptions{Owner: "svc"}},
+		{"reentrant", &locker.MutexOptions{Owner: "svc", Reentrant: true}},
+		{"fifo", &locker.MutexOptions{FIFO: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, f := newClient(t, nil)
+			k := c.Key("n")
+			f.fail(errBoom, "acquire")
+			l, err := newMutex(t, c, "n", time.Second, tc.opts).TryLock(testCtx(t))
+			require.ErrorIs(t, err, errBoom)
+			require.Nil(t, l)
+			require.NoError(t, c.Close())
+			acq, ab := f.runs("acquire"), f.runs("abandon")
+			require.Len(t, acq, 1)
+			require.Len(t, ab, 1, "one clean-up")
+			assert.Equal(t, []string{k, k + ":x"}, ab[0].keys, "lock hash, abandoned calls; no queue keys for a TryLock")
+			assert.Equal(t, []string{acq[0].args[0], acq[0].args[1], "30000", k + ":wake", ""}, ab[0].args,
+				"the call's owner and id, refused for 30 s, the wake channel, no waiter")
+		})
+	}
+	t.Run("answered", func(t *testing.T) {
+		c, f := newClient(t, nil)
+		f.fail(errAnswered, "acquire")
+		_, err := newMutex(t, c, "n", time.Second, nil).TryLock(testCtx(t))
+		require.ErrorIs(t, err, errAnswered)
+		require.NoError(t, c.Close())
+		assert.Empty(t, f.runs("abandon"), "a refused call granted nothing and cannot arrive later")
+	})
+}
+
+// TestLockRetriesUnknown checks that Lock retries after a connection
+// failure with a new call id, and that each failed call is cleaned up.
+func TestLockRetriesUnknown(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		t.Run("fifo="+strconv.FormatBool(fifo), func(t *testing.T) {
+			c, f := newClient(t, &locker.Options{MinRetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
+			k := c.Key("n")
+			var n atomic.Int32
+			f.handle(func(context.Context, call) (any, error) {
+				if n.Add(1) <= 2 {
+					return nil, errConn
+				}
+				return []any{int64(1), int64(9)}, nil
+			}, "acquire")
+			l, err := newMutex(t, c, "n", time.Second, &locker.MutexOptions{FIFO: fifo}).Lock(testCtx(t))
+			require.NoError(t, err)
+			require.NoError(t, c.Close())
+			acq, ab := f.runs("acquire"), f.runs("abandon")
+			require.Len(t, acq, 3)
+			assert.Equal(t, acq[2].args[1], l.Token())
+			require.Len(t, ab, 2)
+			got := map[string]bool{ab[0].args[1]: true, ab[1].args[1]: true}
+			assert.Equal(t, map[string]bool{acq[0].args[1]: true, acq[1].args[1]: true}, got, "each failed call is cleaned up, not the granted one")
+			for _, a := range ab {
+				if fifo {
+					assert.Equal(t, []string{k, k + ":x", k + ":q", k + ":qx"}, a.keys)
+					assert.Equal(t, acq[0].args[4], a.args[4], "the waiter's queue entry, which the call may have made")
+				} else {
+					assert.Equal(t, []string{k, k + ":x"}, a.keys)
+					assert.Empty(t, a.args[4])
+				}
+			}
+		})
+	}
+}
+
+// TestLockReturnsBeforeCleanup checks that Lock returns when its context
+// ends without waiting for the clean-ups of its failed calls.
+func TestLockReturnsBeforeCleanup(t *testing.T) {
+	c, f := newClient(t, &locker.Options{MinRetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
+	f.fail(errConn, "acquire")
+	unblock := make(chan struct{})
+	var cleaned atomic.Int32
+	f.handle(func(ctx context.Context, _ call) (any, error) {
+		select {
+		case <-unblock:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		cleaned.Add(1)
+		return int64(0), nil
+	}, "abandon")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	l, err := newMutex(t, c, "n", time.Second, nil).Lock(ctx)
+	require.Nil(t, l)
+	require.ErrorIs(t, err, locker.ErrNotObtained)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, errConn, "the last connection error is joined in")
+	assert.Zero(t, cleaned.Load(), "Lock returned while its clean-ups were blocked")
+	close(unblock)
+	require.NoError(t, c.Close())
+	assert.Equal(t, int32(len(f.runs("acquire"))), cleaned.Load(), "every failed call was cleaned up")
+}
+
+func TestFIFOLockGivesUpLeavesQueue(t *testing.T) {
+	c, f := newClient(t, &locker.Options{MinRetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
+	k := c.Key("n")
+	holding(f, 60_000)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	_, err := newMutex(t, c, "n", time.Second, &locker.MutexOptions{FIFO: true}).Lock(ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained)
+	require.NoError(t, c.Close())
+	dq := f.runs("dequeue")
+	require.Len(t, dq, 1, "one dequeue in the background")
+	assert.Equal(t, []string{k + ":q", k + ":qx", k}, dq[0].keys)
+	assert.Equal(t, []string{f.runs("acquire")[0].args[4], k + ":wake"}, dq[0].args)
+	assert.Empty(t, f.runs("abandon"), "refused attempts need no clean-up")
+}
+
+func TestClaimCalls(t *testing.T) {
 	c, f := newClient(t, nil)
 	ctx := testCtx(t)
+	f.handle(func(_ context.Context, c call) (any, error) {
+		if len(f.runs("claim")) == 1 {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	}, "claim")
 	first, err := c.Claim(ctx, "msg-1", 90*time.Second)
 	require.NoError(t, err)
 	assert.True(t, first)
 	first, err = c.Claim(ctx, "msg-1", 90*time.Second)
 	require.NoError(t, err)
 	assert.False(t, first)
-	first, err = c.Claim(ctx, "msg-2", 90*time.Second)
-	require.NoError(t, err)
-	assert.True(t, first)
-
 	runs := f.runs("claim")
-	require.Len(t, runs, 3)
+	require.Len(t, runs, 2)
 	assert.Equal(t, []string{c.Key("msg-1") + ":claim"}, runs[0].keys)
-	assert.Equal(t, strconv.Itoa(90_000), runs[0].args[1], "ARGV[2] is the TTL in ms")
+	assert.Equal(t, "90000", runs[0].args[1], "ARGV[2] is the TTL in ms")
 	assertToken(t, runs[0].args[0])
 	assert.NotEqual(t, runs[0].args[0], runs[1].args[0], "a fresh token per Claim call")
+
+	f.handle(nil, "claim")
+	first, err = c.ClaimAs(ctx, "msg-2", "worker-7", time.Minute)
+	require.NoError(t, err)
+	assert.True(t, first)
+	assert.Equal(t, []string{"worker-7", "60000"}, f.runs("claim")[2].args)
+
+	for _, tok := range []string{"", string(make([]byte, locker.MaxNameLen+1))} {
+		n := f.count()
+		_, err := c.ClaimAs(ctx, "msg-3", tok, time.Minute)
+		require.ErrorIs(t, err, locker.ErrInvalidOption, "token of %d bytes", len(tok))
+		assert.Equal(t, n, f.count(), "nothing sent")
+	}
+}
+
+// TestClaimUnknown checks the clean-up of a Claim whose outcome is unknown,
+// and that ClaimAs has none.
+func TestClaimUnknown(t *testing.T) {
+	c, f := newClient(t, nil)
+	k := c.Key("m") + ":claim"
+	f.fail(errBoom, "claim")
+	_, err := c.Claim(testCtx(t), "m", time.Second)
+	require.ErrorIs(t, err, errBoom)
+	_, err = c.ClaimAs(testCtx(t), "m", "mine", time.Second)
+	require.ErrorIs(t, err, errBoom)
+	f.fail(errAnswered, "claim")
+	_, err = c.Claim(testCtx(t), "m", time.Second)
+	require.ErrorIs(t, err, errAnswered)
+	require.NoError(t, c.Close())
+	cl, un := f.runs("claim"), f.runs("unclaim")
+	require.Len(t, cl, 3)
+	require.Len(t, un, 1, "only Claim's unknown call is cleaned up: not ClaimAs's, not a refused call")
+	assert.Equal(t, []string{k}, un[0].keys)
+	assert.Equal(t, []string{cl[0].args[0], "30000"}, un[0].args, "the call's token, refused for 30 s")
+}
+
+// TestDo checks that a release error is returned only when fn succeeded.
+func TestDo(t *testing.T) {
+	c, f := newClient(t, nil)
+	m := newMutex(t, c, "n", time.Second, nil)
+	fnErr := errors.New("fn failed")
+	f.reply(int64(0), "release")
+	err := m.Do(testCtx(t), func(ctx context.Context) error { return fnErr })
+	require.ErrorIs(t, err, fnErr)
+	assert.NotErrorIs(t, err, locker.ErrExpired, "fn's error is not masked")
+	err = m.Do(testCtx(t), func(ctx context.Context) error { return nil })
+	require.ErrorIs(t, err, locker.ErrExpired, "the release error when fn succeeded")
+	assert.Len(t, f.runs("release"), 2, "released after each fn")
 }

@@ -1,22 +1,42 @@
 package locker_test
 
+// Static checks of the lua/*.lua files against their headers, and of the
+// calls the core makes against those headers.
+
 import (
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-func TestLuaScriptSet(t *testing.T) {
+// protocolScripts are the scripts of the locks and claims
+// (locker.ScriptName gives these names); lua/ may hold more (operator
+// tools), which the static checks cover as well.
+var protocolScripts = []string{"abandon", "acquire", "claim", "dequeue", "extend", "pttl", "release", "unclaim",
+	"rw_cancel", "rw_downgrade", "rw_extend", "rw_lock", "rw_pttl", "rw_release", "rw_rlock"}
+
+// allScripts returns the names of every script in lua/, sorted.
+func allScripts() []string {
 	var names []string
 	for n := range luaScripts {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	assert.Subset(t, names, []string{"acquire", "claim", "dequeue", "extend", "pttl", "release"})
-	assert.Subset(t, names, []string{"rw_cancel", "rw_downgrade", "rw_extend", "rw_lock", "rw_pttl", "rw_release", "rw_rlock"})
+	return names
+}
+
+// leaseScripts act on a held lease: they take exactly one key, the lock's
+// hash.
+var leaseScripts = []string{"release", "extend", "pttl", "rw_release", "rw_extend", "rw_pttl", "rw_downgrade"}
+
+func TestLuaScriptSet(t *testing.T) {
+	assert.Subset(t, allScripts(), protocolScripts)
 }
 
 // header returns the leading block of "--" comment lines of src.
@@ -33,22 +53,78 @@ func header(src string) string {
 }
 
 var (
-	keysRef = regexp.MustCompile(`KEYS\[\d+\]`)
-	argvRef = regexp.MustCompile(`ARGV\[\d+\]`)
+	keysRef  = regexp.MustCompile(`KEYS\[\d+\]`)
+	argvRef  = regexp.MustCompile(`ARGV\[\d+\]`)
+	headerKV = regexp.MustCompile(`^-- (KEYS|ARGV)\[(\d+)(\.\.)?\]\s+(.*)$`)
 )
 
+// params is what a script's header documents: its KEYS and ARGV entries
+// (the first line of each, by index from 1) and whether ARGV goes on
+// ("ARGV[n..]").
+type params struct {
+	keys, argv map[int]string
+	variadic   bool
+}
+
+func parseHeader(t *testing.T, name string) params {
+	t.Helper()
+	p := params{keys: map[int]string{}, argv: map[int]string{}}
+	for _, line := range strings.Split(header(luaScripts[name].src), "\n") {
+		m := headerKV.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		i, err := strconv.Atoi(m[2])
+		require.NoError(t, err)
+		if m[3] != "" {
+			p.variadic = true
+		}
+		if m[1] == "KEYS" {
+			p.keys[i] = m[4]
+		} else {
+			p.argv[i] = m[4]
+		}
+	}
+	for _, m := range []map[int]string{p.keys, p.argv} {
+		for i := 1; i <= len(m); i++ {
+			require.Contains(t, m, i, "%s.lua: the header's entries are numbered 1..n", name)
+		}
+	}
+	return p
+}
+
+// wakeArg returns the index of the ARGV entry documented as the wake
+// channel, 0 when there is none.
+func (p params) wakeArg() int {
+	for i, d := range p.argv {
+		if strings.Contains(d, "wake channel") {
+			return i
+		}
+	}
+	return 0
+}
+
 func TestLuaHeaders(t *testing.T) {
-	for name, s := range luaScripts {
+	for _, name := range allScripts() {
 		t.Run(name, func(t *testing.T) {
+			s := luaScripts[name]
 			assert.True(t, strings.HasPrefix(s.src, "-- "+name+".lua:"), "starts with %q", "-- "+name+".lua:")
 			h := header(s.src)
 			assert.Contains(t, h, "KEYS[1]")
 			assert.Contains(t, h, "ARGV[1]")
 			assert.Contains(t, h, "Reply")
+			p := parseHeader(t, name)
 			// Every KEYS[i] and ARGV[i] the code uses is listed in the header.
 			body := strings.TrimPrefix(s.src, h)
-			for _, ref := range append(keysRef.FindAllString(body, -1), argvRef.FindAllString(body, -1)...) {
-				assert.Contains(t, h, "-- "+ref, "%s is used but not documented", ref)
+			for _, ref := range keysRef.FindAllString(body, -1) {
+				i, _ := strconv.Atoi(ref[5 : len(ref)-1])
+				assert.Contains(t, p.keys, i, "%s is used but not documented", ref)
+			}
+			for _, ref := range argvRef.FindAllString(body, -1) {
+				i, _ := strconv.Atoi(ref[5 : len(ref)-1])
+				if !p.variadic || i <= len(p.argv) {
+					assert.Contains(t, p.argv, i, "%s is used but not documented", ref)
+				}
 			}
 		})
 	}
@@ -59,5 +135,97 @@ func TestLuaNoBooleanReplies(t *testing.T) {
 	bad := regexp.MustCompile(`(?m)\breturn\s+(true|false|nil)\b`)
 	for name, s := range luaScripts {
 		assert.False(t, bad.MatchString(s.src), "%s.lua returns a Lua boolean or nil", name)
+	}
+}
+
+// TestLuaWakeChannelInARGV checks that no script takes a channel as a key
+// (a multi-key call with a missing key gets TRYAGAIN during a slot
+// migration), and that every script that publishes publishes only on the
+// ARGV entry its header documents as the wake channel.
+func TestLuaWakeChannelInARGV(t *testing.T) {
+	publish := regexp.MustCompile(`redis\.call\('SPUBLISH', ([^,]+),`)
+	finish := regexp.MustCompile(`\bfinish\(([^)]*)\)`)
+	for _, name := range allScripts() {
+		p := parseHeader(t, name)
+		for i, d := range p.keys {
+			assert.NotContains(t, d, "channel", "%s.lua KEYS[%d] is a channel", name, i)
+			assert.NotContains(t, d, ":wake", "%s.lua KEYS[%d] is a channel", name, i)
+		}
+		src := luaScripts[name].src
+		var targets []string
+		for _, m := range publish.FindAllStringSubmatch(src, -1) {
+			if m[1] != "wake" { // the rw prelude's finish(wake) publishes on its argument
+				targets = append(targets, m[1])
+			}
+		}
+		for _, m := range finish.FindAllStringSubmatch(src, -1) {
+			if m[1] != "wake" { // the definition
+				targets = append(targets, m[1])
+			}
+		}
+		w := p.wakeArg()
+		if len(targets) == 0 {
+			assert.Zero(t, w, "%s.lua documents a wake channel it never publishes on", name)
+			continue
+		}
+		require.NotZero(t, w, "%s.lua publishes but documents no wake channel in ARGV", name)
+		for _, got := range targets {
+			assert.Equal(t, "ARGV["+strconv.Itoa(w)+"]", got, "%s.lua publishes on another argument than its wake channel", name)
+		}
+	}
+}
+
+// TestLuaLeaseScriptsOneKey checks that the scripts acting on a held lease,
+// and every read-write lock script, take one key: the lock's hash.
+func TestLuaLeaseScriptsOneKey(t *testing.T) {
+	one := append(append([]string{}, leaseScripts...), rwScripts...)
+	for _, name := range one {
+		p := parseHeader(t, name)
+		assert.Len(t, p.keys, 1, "%s.lua: %v", name, p.keys)
+		assert.Contains(t, p.keys[1], "lock hash", "%s.lua: its key is the lock's hash", name)
+	}
+}
+
+// TestCallsMatchHeaders checks every call the core makes against the
+// called script's header: as many keys as documented (abandon's queue keys
+// only for FIFO calls), at least the documented ARGV, the wake channel of
+// the lock's name where the header puts it, and never a channel as a key.
+func TestCallsMatchHeaders(t *testing.T) {
+	c, f := newClient(t, nil)
+	ctx := testCtx(t)
+	exerciseMutex(t, ctx, c, f, time.Second)
+	exerciseRW(t, ctx, c, f, time.Second)
+	require.NoError(t, c.Close())
+	extra := map[string]bool{}
+	for _, call := range f.Calls() {
+		if call.op == "load" {
+			continue
+		}
+		p := parseHeader(t, call.name)
+		nk := len(p.keys)
+		if call.name == "abandon" && len(call.keys) == 2 {
+			nk = 2 // KEYS[3] and KEYS[4] only for a FIFO call
+			assert.Empty(t, call.args[4], "%v: no waiter without the queue keys", call)
+		}
+		assert.Len(t, call.keys, nk, "%v: keys", call)
+		need := len(p.argv)
+		if p.variadic {
+			need--
+		}
+		assert.GreaterOrEqual(t, len(call.args), need, "%v: arguments", call)
+		if len(call.args) > len(p.argv) && !p.variadic {
+			extra[call.name] = true
+		}
+		base := call.keys[0][:strings.IndexByte(call.keys[0], '}')+1]
+		for _, k := range call.keys {
+			assert.True(t, strings.HasPrefix(k, base), "%v: every key of one lock shares its hash tag", call)
+			assert.False(t, strings.HasSuffix(k, ":wake"), "%v: a channel passed as a key", call)
+		}
+		if w := p.wakeArg(); w > 0 {
+			assert.Equal(t, base+":wake", call.args[w-1], "%v: ARGV[%d] is the wake channel", call, w)
+		}
+	}
+	for name := range extra {
+		t.Logf("note: the core passes %s.lua more ARGV than its header lists", name)
 	}
 }

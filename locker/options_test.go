@@ -159,12 +159,14 @@ func TestExtendInvalidTTL(t *testing.T) {
 	assert.Equal(t, vu, l.ValidUntil(), "a rejected Extend leaves the deadline unchanged")
 }
 
-// leaseOps are the operations checked for nil ctx and after Close.
-func leaseOps(c *locker.Client, m *locker.Mutex, l *locker.Lease) map[string]func(context.Context) error {
+// clientOps are the operations checked for nil ctx and after Close.
+func clientOps(c *locker.Client, m *locker.Mutex, l *locker.Lease) map[string]func(context.Context) error {
 	return map[string]func(context.Context) error{
 		"TryLock": func(ctx context.Context) error { _, err := m.TryLock(ctx); return err },
 		"Lock":    func(ctx context.Context) error { _, err := m.Lock(ctx); return err },
+		"Do":      func(ctx context.Context) error { return m.Do(ctx, func(context.Context) error { return nil }) },
 		"Claim":   func(ctx context.Context) error { _, err := c.Claim(ctx, "k", time.Second); return err },
+		"ClaimAs": func(ctx context.Context) error { _, err := c.ClaimAs(ctx, "k", "tok", time.Second); return err },
 		"Unlock":  func(ctx context.Context) error { return l.Unlock(ctx) },
 		"Extend":  func(ctx context.Context) error { return l.Extend(ctx, time.Second) },
 		"TTL":     func(ctx context.Context) error { _, err := l.TTL(ctx); return err },
@@ -179,15 +181,16 @@ func TestNilContext(t *testing.T) {
 	f.reset()
 
 	var nilCtx context.Context
-	for name, op := range leaseOps(c, m, l) {
+	for name, op := range clientOps(c, m, l) {
 		t.Run(name, func(t *testing.T) {
 			require.ErrorIs(t, op(nilCtx), locker.ErrNilContext)
 		})
 	}
 	assert.Zero(t, f.count(), "nothing may be sent to Redis: %v", f.ops())
 	// The lease is unchanged: a later Unlock with a real ctx releases it.
+	assert.True(t, l.Valid())
 	require.NoError(t, l.Unlock(testCtx(t)))
-	assert.Equal(t, "", f.emu.owner(c.Key("n")))
+	assert.Len(t, f.runs("release"), 1)
 }
 
 func TestClosed(t *testing.T) {
@@ -201,13 +204,22 @@ func TestClosed(t *testing.T) {
 	require.NoError(t, c.Close(), "Close is idempotent")
 
 	ctx := testCtx(t)
-	for name, op := range leaseOps(c, m, l) {
+	ops := clientOps(c, m, l)
+	unlock := ops["Unlock"]
+	delete(ops, "Unlock")
+	for name, op := range ops {
 		t.Run(name, func(t *testing.T) {
 			require.ErrorIs(t, op(ctx), locker.ErrClosed)
 		})
 	}
 	_, err = c.NewMutex("other", time.Second, nil)
 	require.ErrorIs(t, err, locker.ErrClosed)
+	_, err = c.NewRWMutex("other", time.Second, nil)
+	require.ErrorIs(t, err, locker.ErrClosed)
 	assert.Zero(t, f.count(), "nothing may be sent to Redis: %v", f.ops())
-	assert.NotEqual(t, "", f.emu.owner(c.Key("n")), "Close does not release held locks")
+	assert.True(t, l.Valid(), "Close does not release held locks")
+
+	require.NoError(t, unlock(ctx), "Unlock still releases after Close")
+	assert.Equal(t, []string{"evalsha:release"}, f.ops())
+	assert.False(t, l.Valid())
 }

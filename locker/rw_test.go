@@ -1,5 +1,10 @@
 package locker_test
 
+// The Go logic of RWMutex with a fake Scripter: what each call sends, how
+// replies map to leases and errors, and the clean-ups after calls whose
+// outcome is unknown. What the rw_*.lua scripts do is tested against real
+// Redis (rw_redis_test.go and the conformance suite).
+
 import (
 	"context"
 	"strings"
@@ -23,9 +28,10 @@ func newRW(t testing.TB, c *locker.Client, name string, ttl time.Duration, opts 
 	return rw
 }
 
-// exerciseRW runs every RW operation, and so every rw_*.lua script, with
-// ttl on c over f (which emulates them, see withRW), and checks that each
-// script ran. TestNoClientClock uses it.
+// exerciseRW runs every RW operation, and so every rw_*.lua script
+// (rw_cancel through a writer that gives up and an acquire whose outcome is
+// unknown), with ttl on c over the fake f. Clean-ups run in the background:
+// close c before counting them.
 func exerciseRW(t *testing.T, ctx context.Context, c *locker.Client, f *fakeScripter, ttl time.Duration) {
 	t.Helper()
 	for _, opts := range []*locker.RWMutexOptions{nil, {Owner: "o"}, {Owner: "r", Reentrant: true}} {
@@ -35,15 +41,9 @@ func exerciseRW(t *testing.T, ctx context.Context, c *locker.Client, f *fakeScri
 		_, err = r.TTL(ctx)
 		require.NoError(t, err)
 		require.NoError(t, r.Extend(ctx, ttl))
-		r2, err := newRW(t, c, "rw", ttl, nil).RLock(ctx)
+		require.NoError(t, r.Unlock(ctx))
+		r, err = rw.RLock(ctx)
 		require.NoError(t, err)
-		require.NoError(t, r2.Unlock(ctx))
-
-		// A writer waits behind the reader and gives up: its intent is dropped.
-		wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		_, err = newRW(t, c, "rw", ttl, nil).Lock(wctx)
-		cancel()
-		require.ErrorIs(t, err, locker.ErrNotObtained)
 		require.NoError(t, r.Unlock(ctx))
 
 		w, err := rw.TryLock(ctx)
@@ -54,15 +54,25 @@ func exerciseRW(t *testing.T, ctx context.Context, c *locker.Client, f *fakeScri
 		d, err := rw.Downgrade(ctx, w)
 		require.NoError(t, err)
 		require.NoError(t, d.Unlock(ctx))
-	}
-	for _, s := range rwScripts {
-		require.NotEmpty(t, f.runs(s), "%s never ran", s)
+
+		// A writer gives up: its intent is dropped.
+		f.reply([]any{int64(0), int64(1000)}, "rw_lock")
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		_, err = rw.Lock(wctx)
+		cancel()
+		require.ErrorIs(t, err, locker.ErrNotObtained)
+		f.handle(nil, "rw_lock")
+
+		// An acquire whose outcome is unknown is cancelled.
+		f.fail(errBoom, "rw_rlock")
+		_, err = rw.TryRLock(ctx)
+		require.ErrorIs(t, err, errBoom)
+		f.handle(nil, "rw_rlock")
 	}
 }
 
 func TestRWMutexBadInput(t *testing.T) {
 	c, f := newClient(t, nil)
-	withRW(f)
 	ctx := testCtx(t)
 	for _, b := range []struct {
 		name string
@@ -93,20 +103,22 @@ func TestRWMutexBadInput(t *testing.T) {
 		"TryLock":   func(ctx context.Context) error { _, err := rw.TryLock(ctx); return err },
 		"Lock":      func(ctx context.Context) error { _, err := rw.Lock(ctx); return err },
 		"Downgrade": func(ctx context.Context) error { _, err := rw.Downgrade(ctx, nil); return err },
+		"Do":        func(ctx context.Context) error { return rw.Do(ctx, func(context.Context) error { return nil }) },
+		"RDo":       func(ctx context.Context) error { return rw.RDo(ctx, func(context.Context) error { return nil }) },
 	}
 	for name, call := range calls {
 		assert.ErrorIs(t, call(nilCtx), locker.ErrNilContext, "%s(nil ctx)", name)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	for _, name := range []string{"RLock", "Lock"} {
+	for _, name := range []string{"TryRLock", "RLock", "TryLock", "Lock"} {
 		err := calls[name](cancelled)
 		assert.ErrorIs(t, err, locker.ErrNotObtained, "%s(cancelled ctx)", name)
 		assert.ErrorIs(t, err, context.Canceled, "%s(cancelled ctx)", name)
 	}
-	assert.Zero(t, f.count(), "bad input sends nothing")
-
 	require.NoError(t, c.Close())
+	assert.Zero(t, f.count(), "bad input sends nothing, and a cancelled ctx leaves nothing to clean up")
+
 	for name, call := range calls {
 		assert.ErrorIs(t, call(ctx), locker.ErrClosed, "%s after Close", name)
 	}
@@ -117,332 +129,198 @@ func TestRWMutexBadInput(t *testing.T) {
 
 func TestRWMutexCalls(t *testing.T) {
 	c, f := newClient(t, nil)
-	e := withRW(f)
 	ctx := testCtx(t)
 	rw := newRW(t, c, "doc", 1500*time.Millisecond, nil)
 	k := c.Key("doc")
-	acqKeys := []string{k + ":rw", k + ":fence", k + ":wake"}
-	leaseKeys := []string{k + ":rw", k + ":wake"}
+	keys := []string{k + ":rw"}
+	wake := k + ":wake"
 
+	f.reply([]any{int64(1), int64(77)}, "rw_rlock")
 	r, err := rw.TryRLock(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "doc", r.Name())
-	assert.Zero(t, r.Fence(), "no write grant yet and no counter")
+	assert.Equal(t, int64(77), r.Fence(), "the fence is the script's")
 	assert.True(t, r.Valid())
 	run := f.runs("rw_rlock")
 	require.Len(t, run, 1)
-	assert.Equal(t, acqKeys, run[0].keys)
-	assert.Equal(t, []string{r.Token(), "r:" + r.Token(), "1500"}, run[0].args)
-	assertToken(t, r.Token())
+	id := run[0].args[0]
+	assertToken(t, id)
+	assert.Equal(t, keys, run[0].keys, "the hash is the only key")
+	assert.Equal(t, []string{id, "r:" + id, "1500", wake}, run[0].args, "owner = call id, hold field named by the call id, ttl, wake channel")
+	assert.Equal(t, id, r.Token())
 
+	f.reply([]any{int64(1), int64(1234)}, "rw_pttl")
 	d, err := r.TTL(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 1500*time.Millisecond, d)
+	assert.Equal(t, 1234*time.Millisecond, d)
 	require.NoError(t, r.Extend(ctx, 3*time.Second))
 	require.NoError(t, r.Unlock(ctx))
-	for _, s := range []string{"rw_pttl", "rw_extend", "rw_release"} {
+	want := map[string][]string{
+		"rw_pttl":    {id, "r:" + id, wake},
+		"rw_extend":  {id, "r:" + id, "3000", "1", wake},
+		"rw_release": {id, "r:" + id, "0", wake},
+	}
+	for s, args := range want {
 		run := f.runs(s)
 		require.Len(t, run, 1, s)
-		assert.Equal(t, leaseKeys, run[0].keys, s)
-		assert.Equal(t, []string{r.Token(), "r:" + r.Token()}, run[0].args[:2], s)
+		assert.Equal(t, keys, run[0].keys, s)
+		assert.Equal(t, args, run[0].args, s)
 	}
-	assert.Equal(t, "3000", f.runs("rw_extend")[0].args[2])
-	assert.Empty(t, e.fields(k+":rw"), "nothing left after the last Unlock")
 
 	w, err := rw.TryLock(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), w.Fence())
 	run = f.runs("rw_lock")
 	require.Len(t, run, 1)
-	assert.Equal(t, acqKeys, run[0].keys)
-	assert.Equal(t, []string{w.Token(), "w:" + w.Token(), "1500", ""}, run[0].args, "TryLock records no intent")
+	wid := run[0].args[0]
+	assert.Equal(t, keys, run[0].keys)
+	assert.Equal(t, []string{wid, "w:" + wid, "1500", "", wake}, run[0].args, "TryLock records no intent")
+	assert.NotEqual(t, id, wid)
 	require.NoError(t, w.Unlock(ctx))
+	assert.Equal(t, []string{wid, "w:" + wid, "0", wake}, f.runs("rw_release")[1].args)
 
 	w, err = rw.Lock(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, int64(2), w.Fence())
 	run = f.runs("rw_lock")
 	require.Len(t, run, 2)
 	assert.True(t, strings.HasPrefix(run[1].args[3], "i:"), "Lock passes its intent: %q", run[1].args[3])
 	assertToken(t, strings.TrimPrefix(run[1].args[3], "i:"))
-	assert.Empty(t, f.runs("rw_cancel"), "an acquired Lock needs no clean-up")
 	require.NoError(t, w.Unlock(ctx))
+	require.NoError(t, c.Close())
+	assert.Empty(t, f.runs("rw_cancel"), "an acquired Lock needs no clean-up")
 
-	r, err = rw.RLock(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, int64(2), r.Fence(), "a read lease reports the last write grant's fence")
-	require.NoError(t, r.Unlock(ctx))
-	assert.Empty(t, e.errors())
-}
-
-func TestRWMutexOwners(t *testing.T) {
-	c, f := newClient(t, nil)
-	e := withRW(f)
-	ctx := testCtx(t)
-	key := c.Key("o") + ":rw"
-
-	// A fixed owner: one read hold, one write hold, the owner as hold id.
-	fixed := newRW(t, c, "o", time.Second, &locker.RWMutexOptions{Owner: "svc"})
-	a, err := fixed.TryRLock(ctx)
-	require.NoError(t, err)
-	b, err := fixed.TryRLock(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, "svc", a.Token())
-	assert.Equal(t, []string{"r:svc"}, keysOf(e.fields(key)))
-	require.NoError(t, b.Unlock(ctx))
-	assert.ErrorIs(t, a.Unlock(ctx), locker.ErrExpired, "one hold per owner: b's Unlock dropped it")
-
-	// Reentrant: a random hold id per hold, counted.
-	re := newRW(t, c, "o", time.Second, &locker.RWMutexOptions{Owner: "job", Reentrant: true})
-	var holds []*locker.Lease
-	for range 3 {
-		l, err := re.RLock(ctx)
-		require.NoError(t, err)
-		holds = append(holds, l)
-	}
-	assert.Len(t, e.fields(key), 3)
-	for _, run := range f.runs("rw_rlock")[2:] {
-		assert.Equal(t, "job", run.args[0])
-		assertToken(t, strings.TrimPrefix(run.args[1], "r:"))
-	}
-	for i, l := range holds {
-		require.NoError(t, l.Unlock(ctx))
-		assert.Len(t, e.fields(key), 2-i)
-	}
-
-	// The owner of the write lock may take read holds and more write holds.
-	w1, err := re.Lock(ctx)
-	require.NoError(t, err)
-	w2, err := re.TryLock(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, w1.Fence(), w2.Fence(), "a reentrant write hold shares the grant's fence")
-	r, err := re.TryRLock(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, w1.Fence(), r.Fence())
-	_, err = newRW(t, c, "o", time.Second, nil).TryRLock(ctx)
-	assert.ErrorIs(t, err, locker.ErrNotObtained, "another owner cannot read while job writes")
-	require.NoError(t, w1.Unlock(ctx))
-	require.NoError(t, w2.Unlock(ctx))
-	// No upgrade: job's own read hold refuses its write.
-	_, err = re.TryLock(ctx)
-	assert.ErrorIs(t, err, locker.ErrNotObtained, "no upgrade while the owner reads")
-	require.NoError(t, r.Unlock(ctx))
-	assert.Empty(t, e.fields(key))
-	assert.Empty(t, e.errors())
-}
-
-func keysOf(m map[string]rwField) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-func TestRWMutexWriterPreference(t *testing.T) {
-	c, f := newClient(t, &locker.Options{MinRetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
-	e := withRW(f)
-	ctx := testCtx(t)
-	key := c.Key("p") + ":rw"
-	reader := newRW(t, c, "p", time.Minute, &locker.RWMutexOptions{Owner: "reader", Reentrant: true})
-	r, err := reader.TryRLock(ctx)
-	require.NoError(t, err)
-
-	// The waiting writer's first refusal records its intent; it lets the
-	// reader leave after its third refusal.
-	refusals := 0 // touched only by the writer's calls
-	done := make(chan struct{})
-	f.after = func(c call, rep any) {
-		if v, ok := rep.([]any); ok && c.name == "rw_lock" && v[0] == int64(0) {
-			refusals++
-			assert.LessOrEqual(t, v[1], int64(30_000), "refused with an intent: retry within ttl/2")
-			if refusals == 1 {
-				go func() {
-					defer close(done)
-					_, err := newRW(t, otherClient(f), "p", time.Minute, nil).TryRLock(ctx)
-					assert.ErrorIs(t, err, locker.ErrNotObtained, "a new reader while a writer waits")
-					r2, err := reader.TryRLock(ctx)
-					assert.NoError(t, err, "a reader already inside may add holds while a writer waits")
-					assert.NoError(t, r2.Unlock(ctx))
-					assert.NoError(t, r.Unlock(ctx))
-				}()
-			}
+	// A caller-chosen Owner that is not reentrant: a release also drops the
+	// owner's earlier holds.
+	for _, tc := range []struct {
+		opts   *locker.RWMutexOptions
+		single string
+	}{{&locker.RWMutexOptions{Owner: "svc"}, "1"}, {&locker.RWMutexOptions{Owner: "svc", Reentrant: true}, "0"}} {
+		c, f := newClient(t, nil)
+		rw := newRW(t, c, "doc", time.Second, tc.opts)
+		for _, acquire := range []func(context.Context) (*locker.Lease, error){rw.TryRLock, rw.TryLock} {
+			l, err := acquire(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, "svc", l.Token())
+			require.NoError(t, l.Unlock(ctx))
+		}
+		for _, r := range append(f.runs("rw_rlock"), f.runs("rw_lock")...) {
+			assert.Equal(t, "svc", r.args[0])
+			assertToken(t, r.args[1][2:])
+		}
+		for _, r := range f.runs("rw_release") {
+			assert.Equal(t, tc.single, r.args[2], "%+v", tc.opts)
 		}
 	}
-	w, err := newRW(t, c, "p", time.Minute, nil).Lock(ctx)
-	require.NoError(t, err)
-	<-done
-	assert.GreaterOrEqual(t, refusals, 1)
-	for k := range e.fields(key) {
-		assert.False(t, strings.HasPrefix(k, "i:"), "intent %q left after the writer acquired", k)
-	}
-	require.NoError(t, w.Unlock(ctx))
-	assert.Empty(t, e.errors())
 }
 
-// otherClient returns a second client on the same fake (another process).
-func otherClient(f *fakeScripter) *locker.Client {
-	c, err := locker.New(f, nil)
-	if err != nil {
-		panic(err)
-	}
-	return c
-}
-
-func TestRWMutexLockGivesUpDropsIntent(t *testing.T) {
+func TestRWMutexLockGivesUp(t *testing.T) {
 	c, f := newClient(t, &locker.Options{MinRetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
-	e := withRW(f)
-	key := c.Key("g") + ":rw"
-	rw := newRW(t, c, "g", time.Minute, nil)
-	r, err := rw.TryRLock(testCtx(t))
-	require.NoError(t, err)
-
+	k := c.Key("g")
+	f.reply([]any{int64(0), int64(30_000)}, "rw_lock")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	w, err := rw.Lock(ctx)
+	w, err := newRW(t, c, "g", time.Minute, nil).Lock(ctx)
 	require.Nil(t, w)
 	require.ErrorIs(t, err, locker.ErrNotObtained)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, c.Close())
 
 	attempts, cancels := f.runs("rw_lock"), f.runs("rw_cancel")
 	require.NotEmpty(t, attempts)
-	require.Len(t, cancels, 1, "one clean-up call")
-	assert.Equal(t, []string{"", "", attempts[0].args[3], "0"}, cancels[0].args, "the clean-up drops the intent")
+	ids := map[string]bool{}
 	for _, a := range attempts {
 		assert.Equal(t, attempts[0].args[3], a.args[3], "one intent for all attempts of a Lock")
+		ids[a.args[1]] = true
 	}
-	assert.Equal(t, []string{"r:" + r.Token()}, keysOf(e.fields(key)), "only the reader is left")
-	assert.Equal(t, 1, e.published(c.Key("g")+":wake"), "dropping the last intent wakes readers")
-	r2, err := rw.TryRLock(testCtx(t))
-	require.NoError(t, err, "readers proceed at once")
-	require.NoError(t, r2.Unlock(testCtx(t)))
-	require.NoError(t, r.Unlock(testCtx(t)))
+	assert.Len(t, ids, len(attempts), "a fresh hold field per attempt")
+	require.Len(t, cancels, 1, "one clean-up")
+	assert.Equal(t, []string{k + ":rw"}, cancels[0].keys)
+	assert.Equal(t, []string{"", attempts[0].args[3], "0", k + ":wake"}, cancels[0].args, "the clean-up drops the intent only")
 }
 
-func TestRWMutexFailedAcquireIsAbandoned(t *testing.T) {
+func TestRWMutexAcquireUnknown(t *testing.T) {
 	for _, opts := range []*locker.RWMutexOptions{nil, {Owner: "svc", Reentrant: true}, {Owner: "one"}} {
 		for _, op := range []string{"TryRLock", "RLock", "TryLock", "Lock"} {
-			f, _ := newRWFake()
-			f.fail = func(_ context.Context, c call) error {
-				if c.name == "rw_rlock" || c.name == "rw_lock" {
-					return errBoom
-				}
-				return nil
-			}
-			c, err := locker.New(f, nil)
-			require.NoError(t, err)
+			c, f := newClient(t, nil)
+			k := c.Key("n")
+			f.fail(errBoom, "rw_rlock", "rw_lock")
 			rw := newRW(t, c, "n", time.Second, opts)
-			var l *locker.Lease
-			switch op {
-			case "TryRLock":
-				l, err = rw.TryRLock(testCtx(t))
-			case "RLock":
-				l, err = rw.RLock(testCtx(t))
-			case "TryLock":
-				l, err = rw.TryLock(testCtx(t))
-			case "Lock":
-				l, err = rw.Lock(testCtx(t))
-			}
+			acquire := map[string]func(context.Context) (*locker.Lease, error){
+				"TryRLock": rw.TryRLock, "RLock": rw.RLock, "TryLock": rw.TryLock, "Lock": rw.Lock,
+			}[op]
+			l, err := acquire(testCtx(t))
 			require.ErrorIs(t, err, errBoom, op)
 			require.Nil(t, l, op)
-			var acq []call
+			require.NoError(t, c.Close())
+			script := "rw_lock"
 			if strings.HasSuffix(op, "RLock") {
-				acq = f.runs("rw_rlock")
-			} else {
-				acq = f.runs("rw_lock")
+				script = "rw_rlock"
 			}
-			require.Len(t, acq, 1, "%s %+v: no retry after a server error", op, opts)
+			acq := f.runs(script)
+			require.Len(t, acq, 1, "%s %+v: no retry after an error that is not transient", op, opts)
 			intent := ""
 			if op == "Lock" {
 				intent = acq[0].args[3]
 			}
-			cancels := f.runs("rw_cancel")
-			unique := opts == nil || opts.Reentrant
-			switch {
-			case unique:
-				require.Len(t, cancels, 1, "%s %+v: one clean-up", op, opts)
-				assert.Equal(t, []string{acq[0].args[0], acq[0].args[1], intent, "30000"}, cancels[0].args, "%s %+v", op, opts)
-			case intent != "":
-				require.Len(t, cancels, 1, "%s %+v: one clean-up", op, opts)
-				assert.Equal(t, []string{"", "", intent, "0"}, cancels[0].args, "%s %+v: a fixed owner's hold is kept, the intent dropped", op, opts)
-			default:
-				assert.Empty(t, cancels, "%s %+v: a fixed owner's hold is not dropped", op, opts)
+			want := [][]string{{acq[0].args[0], intent, "30000", k + ":wake", acq[0].args[1]}}
+			if op == "Lock" {
+				want = append(want, []string{"", intent, "0", k + ":wake"}) // Lock gave up: its intent
 			}
+			var got [][]string
+			for _, c := range f.runs("rw_cancel") {
+				assert.Equal(t, []string{k + ":rw"}, c.keys)
+				got = append(got, c.args)
+			}
+			assert.ElementsMatch(t, want, got, "%s %+v: the call's hold dropped and the call refused, in every owner mode", op, opts)
 		}
 	}
-}
-
-func TestRWMutexUnexpectedReplies(t *testing.T) {
-	shapes := []any{nil, "OK", int64(1), []any{}, []any{int64(1)}, []any{int64(1), "7"}, []any{int64(2), int64(7)}, []any{int64(-1), int64(0)}}
-	for _, script := range []string{"rw_rlock", "rw_lock"} {
-		for _, shape := range shapes {
-			f := newFake()
-			f.reply = func(c call) (any, bool) { return shape, c.name == script }
-			withRW(f)
-			c, err := locker.New(f, nil)
-			require.NoError(t, err)
-			rw := newRW(t, c, "n", time.Second, nil)
-			var l *locker.Lease
-			if script == "rw_rlock" {
-				l, err = rw.RLock(testCtx(t))
-			} else {
-				l, err = rw.Lock(testCtx(t))
-			}
-			require.ErrorIs(t, err, locker.ErrUnexpectedReply, "%s reply %#v", script, shape)
-			require.Nil(t, l)
-			require.Len(t, f.runs(script), 1, "no retry after an unexpected reply")
-			require.Len(t, f.runs("rw_cancel"), 1, "the clean-up after an undecodable reply")
-		}
-	}
-	for _, shape := range append(shapes, []any{int64(-2), int64(0)}) {
-		if v, ok := shape.([]any); ok && len(v) == 2 && v[1] == int64(0) && v[0] == int64(-1) {
-			continue // -1 is a valid downgrade status
-		}
-		f := newFake()
-		f.reply = func(c call) (any, bool) { return shape, c.name == "rw_downgrade" }
-		withRW(f)
-		c, err := locker.New(f, nil)
-		require.NoError(t, err)
+	t.Run("answered", func(t *testing.T) {
+		c, f := newClient(t, nil)
+		f.fail(errAnswered, "rw_rlock", "rw_lock")
 		rw := newRW(t, c, "n", time.Second, nil)
-		w, err := rw.TryLock(testCtx(t))
-		require.NoError(t, err)
-		d, err := rw.Downgrade(testCtx(t), w)
-		require.ErrorIs(t, err, locker.ErrUnexpectedReply, "rw_downgrade reply %#v", shape)
-		require.Nil(t, d)
-		assert.True(t, w.Valid(), "the write lease is unchanged after a failed Downgrade")
-	}
+		_, err := rw.TryRLock(testCtx(t))
+		require.ErrorIs(t, err, errAnswered)
+		_, err = rw.TryLock(testCtx(t))
+		require.ErrorIs(t, err, errAnswered)
+		require.NoError(t, c.Close())
+		assert.Empty(t, f.runs("rw_cancel"), "a refused call granted nothing and cannot arrive later")
+	})
 }
 
 func TestRWMutexDowngrade(t *testing.T) {
 	c, f := newClient(t, nil)
-	e := withRW(f)
 	ctx := testCtx(t)
-	key := c.Key("d") + ":rw"
+	k := c.Key("d")
 	rw := newRW(t, c, "d", 2*time.Second, nil)
 
+	f.reply([]any{int64(1), int64(42)}, "rw_lock", "rw_downgrade")
 	w, err := rw.Lock(ctx)
 	require.NoError(t, err)
 	r, err := rw.Downgrade(ctx, w)
 	require.NoError(t, err)
 	run := f.runs("rw_downgrade")
 	require.Len(t, run, 1)
-	assert.Equal(t, []string{c.Key("d") + ":rw", c.Key("d") + ":wake"}, run[0].keys)
-	assert.Equal(t, []string{w.Token(), "w:" + w.Token(), "2000", "r:" + w.Token()}, run[0].args)
-	assert.Equal(t, w.Fence(), r.Fence(), "the read lease keeps the write grant's fence")
+	assert.Equal(t, []string{k + ":rw"}, run[0].keys)
+	read := run[0].args[3]
+	assert.True(t, strings.HasPrefix(read, "r:"), "a read hold field %q", read)
+	assertToken(t, read[2:])
+	assert.Equal(t, []string{w.Token(), "w:" + w.Token(), "2000", read, k + ":wake", "0"}, run[0].args)
+	assert.Equal(t, int64(42), r.Fence())
 	assert.Equal(t, w.Token(), r.Token())
 	assert.True(t, r.Valid())
-	assert.Equal(t, []string{"r:" + w.Token()}, keysOf(e.fields(key)))
-	assert.Equal(t, 1, e.published(c.Key("d")+":wake"), "downgrade wakes waiting readers")
 
 	// The write lease counts as released.
 	n := f.count()
 	assert.NoError(t, w.Unlock(ctx))
 	assert.ErrorIs(t, w.Extend(ctx, time.Second), locker.ErrExpired)
 	assert.False(t, w.Valid())
-	assert.ErrorIs(t, w.Context().Err(), context.Canceled)
+	assert.ErrorIs(t, context.Cause(w.Context()), context.Canceled)
 	_, err = rw.Downgrade(ctx, w)
 	assert.ErrorIs(t, err, locker.ErrExpired, "Downgrade of a released lease")
 	assert.Equal(t, n, f.count(), "nothing sent for a released lease")
+
+	// The read lease's calls name the new hold.
+	require.NoError(t, r.Unlock(ctx))
+	assert.Equal(t, []string{w.Token(), read, "0", k + ":wake"}, f.runs("rw_release")[0].args)
 
 	// Leases that are not write leases of this lock.
 	other := newRW(t, c, "other", time.Second, nil)
@@ -450,127 +328,97 @@ func TestRWMutexDowngrade(t *testing.T) {
 	require.NoError(t, err)
 	ml, err := newMutex(t, c, "d", time.Second, nil).TryLock(ctx)
 	require.NoError(t, err)
+	rl, err := rw.TryRLock(ctx)
+	require.NoError(t, err)
+	c2 := clientOn(t, f, &locker.Options{Prefix: "elsewhere:"})
+	pw, err := newRW(t, c2, "d", time.Second, nil).TryLock(ctx)
+	require.NoError(t, err)
 	n = f.count()
-	for name, l := range map[string]*locker.Lease{"nil": nil, "read": r, "other name": ow, "mutex": ml} {
+	for name, l := range map[string]*locker.Lease{"nil": nil, "read": rl, "other name": ow, "mutex": ml, "other prefix": pw} {
 		d, err := rw.Downgrade(ctx, l)
 		assert.ErrorIs(t, err, locker.ErrInvalidOption, name)
 		assert.Nil(t, d, name)
 	}
 	assert.Equal(t, n, f.count(), "nothing sent for a lease of another kind or lock")
-	require.NoError(t, r.Unlock(ctx))
 
-	// An expired write lease: ErrExpired, and it counts as released.
-	w, err = rw.TryLock(ctx)
-	require.NoError(t, err)
-	e.advance(2001)
-	d, err := rw.Downgrade(ctx, w)
-	assert.ErrorIs(t, err, locker.ErrExpired)
-	assert.Nil(t, d)
-	n = f.count()
-	assert.NoError(t, w.Unlock(ctx))
-	assert.Equal(t, n, f.count())
-
-	// Superseded by a reader: ErrHeldByOther, the reader untouched.
-	w, err = rw.TryLock(ctx)
-	require.NoError(t, err)
-	e.advance(2001)
-	r, err = rw.TryRLock(ctx)
-	require.NoError(t, err)
-	_, err = rw.Downgrade(ctx, w)
-	assert.ErrorIs(t, err, locker.ErrHeldByOther)
-	assert.Equal(t, []string{"r:" + r.Token()}, keysOf(e.fields(key)))
-	require.NoError(t, r.Unlock(ctx))
-
-	// A Scripter error leaves the write lease usable and drops the read
-	// hold the failed call may have created.
-	w, err = rw.TryLock(ctx)
-	require.NoError(t, err)
-	f.fail = func(_ context.Context, c call) error {
-		if c.name == "rw_downgrade" {
-			return errBoom
-		}
-		return nil
+	// Gone: ErrExpired or ErrHeldByOther, and the write lease counts as released.
+	for status, want := range map[int64]error{0: locker.ErrExpired, -1: locker.ErrHeldByOther} {
+		w, err = rw.TryLock(ctx)
+		require.NoError(t, err)
+		f.reply([]any{status, int64(0)}, "rw_downgrade")
+		d, err := rw.Downgrade(ctx, w)
+		assert.ErrorIs(t, err, want)
+		assert.Nil(t, d)
+		assert.ErrorIs(t, w.Err(), want)
+		n = f.count()
+		assert.NoError(t, w.Unlock(ctx))
+		assert.Equal(t, n, f.count())
 	}
-	_, err = rw.Downgrade(ctx, w)
-	require.ErrorIs(t, err, errBoom)
-	f.fail = nil
-	cancels := f.runs("rw_cancel")
-	require.Len(t, cancels, 1)
-	assert.Equal(t, []string{w.Token(), "r:" + w.Token(), "", "30000"}, cancels[0].args)
-	assert.True(t, w.Valid())
-	require.NoError(t, w.Unlock(ctx))
-	assert.Empty(t, e.fields(key))
-	assert.Empty(t, e.errors())
 }
 
-func TestRWMutexStaleLeases(t *testing.T) {
-	c, f := newClient(t, nil)
-	e := withRW(f)
-	ctx := testCtx(t)
-	short := newRW(t, c, "s", 100*time.Millisecond, nil)
-	long := newRW(t, c, "s", time.Minute, nil)
-
-	// A stale reader: ErrExpired while only readers hold, ErrHeldByOther
-	// once a writer does.
-	r, err := short.TryRLock(ctx)
-	require.NoError(t, err)
-	other, err := long.TryRLock(ctx)
-	require.NoError(t, err)
-	e.advance(101)
-	_, err = r.TTL(ctx)
-	assert.ErrorIs(t, err, locker.ErrExpired)
-	assert.ErrorIs(t, r.Extend(ctx, time.Minute), locker.ErrExpired)
-	assert.ErrorIs(t, r.Unlock(ctx), locker.ErrExpired)
-	ttl, err := other.TTL(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, time.Minute-101*time.Millisecond, ttl, "the other reader's expiry is its own")
-	require.NoError(t, other.Unlock(ctx))
-
-	r, err = short.TryRLock(ctx)
-	require.NoError(t, err)
-	e.advance(101)
-	w, err := long.TryLock(ctx)
-	require.NoError(t, err)
-	_, err = r.TTL(ctx)
-	assert.ErrorIs(t, err, locker.ErrHeldByOther)
-	assert.ErrorIs(t, r.Extend(ctx, time.Minute), locker.ErrHeldByOther)
-	assert.ErrorIs(t, r.Unlock(ctx), locker.ErrHeldByOther)
-
-	// A stale writer: ErrExpired while nobody holds, ErrHeldByOther while a
-	// reader (or writer) of another owner holds.
-	e.advance(60_001)
-	w2, err := long.TryLock(ctx)
-	require.NoError(t, err)
-	e.advance(60_001)
-	_, err = w2.TTL(ctx)
-	assert.ErrorIs(t, err, locker.ErrExpired)
-	r, err = long.TryRLock(ctx)
-	require.NoError(t, err)
-	assert.ErrorIs(t, w.Extend(ctx, time.Minute), locker.ErrHeldByOther)
-	assert.ErrorIs(t, w.Unlock(ctx), locker.ErrHeldByOther)
-	assert.ErrorIs(t, w2.Unlock(ctx), locker.ErrHeldByOther)
-	_, err = r.TTL(ctx)
-	require.NoError(t, err, "the reader is untouched")
-	require.NoError(t, r.Unlock(ctx))
-	assert.Empty(t, e.errors())
+func TestRWMutexDowngradeFails(t *testing.T) {
+	t.Run("answered", func(t *testing.T) {
+		c, f := newClient(t, nil)
+		ctx := testCtx(t)
+		rw := newRW(t, c, "d", time.Minute, nil)
+		w, err := rw.TryLock(ctx)
+		require.NoError(t, err)
+		vu := w.ValidUntil()
+		f.fail(errAnswered, "rw_downgrade")
+		_, err = rw.Downgrade(ctx, w)
+		require.ErrorIs(t, err, errAnswered)
+		assert.Equal(t, vu, w.ValidUntil(), "the write lease is unchanged")
+		assert.NoError(t, w.Context().Err())
+		require.NoError(t, c.Close())
+		assert.Empty(t, f.runs("rw_cancel"))
+		require.NoError(t, w.Unlock(ctx), "and may be unlocked")
+		assert.Len(t, f.runs("rw_release"), 1)
+	})
+	t.Run("unknown", func(t *testing.T) {
+		c, f := newClient(t, nil)
+		k := c.Key("d")
+		rw := newRW(t, c, "d", time.Minute, nil)
+		w, err := rw.TryLock(testCtx(t))
+		require.NoError(t, err)
+		lost := w.Lost()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		f.handle(cancelOn(cancel), "rw_downgrade")
+		d, err := rw.Downgrade(ctx, w)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Nil(t, d)
+		assert.False(t, w.Valid(), "the write lease ends at once")
+		assert.True(t, w.ValidUntil().IsZero())
+		assert.ErrorIs(t, context.Cause(w.Context()), context.Canceled)
+		assert.NoError(t, w.Err())
+		assert.False(t, isClosed(lost))
+		require.NoError(t, c.Close())
+		dg, cancels := f.runs("rw_downgrade"), f.runs("rw_cancel")
+		require.Len(t, cancels, 1)
+		assert.Equal(t, []string{k + ":rw"}, cancels[0].keys)
+		assert.Equal(t, []string{w.Token(), "", "0", k + ":wake", "w:" + w.Token(), dg[0].args[3]}, cancels[0].args,
+			"the clean-up drops the write hold and the read hold the call may have made")
+		n := f.count()
+		require.NoError(t, w.Unlock(testCtx(t)))
+		assert.Equal(t, n, f.count(), "the write lease counts as released")
+	})
 }
 
 func TestRWMutexNoScript(t *testing.T) {
 	// Every RW script is loaded and retried on NOSCRIPT like the mutex's.
 	f := newColdFake()
-	withRW(f)
-	c, err := locker.New(f, nil)
-	require.NoError(t, err)
+	c := clientOn(t, f, nil)
 	exerciseRW(t, testCtx(t), c, f, time.Second)
+	require.NoError(t, c.Close())
 	loaded := map[string]bool{}
 	for _, call := range f.Calls() {
 		if call.op == "load" {
-			assert.False(t, loaded[call.name], "%s loaded twice", call.name)
 			loaded[call.name] = true
 			assert.Equal(t, luaScripts[call.name].src, call.src)
 		}
 	}
 	for _, s := range rwScripts {
+		assert.NotEmpty(t, f.runs(s), "%s never ran", s)
 		assert.True(t, loaded[s], "%s never loaded", s)
 	}
 }

@@ -247,7 +247,11 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (read *Lease, er
 	}
 	rhold := rwRead + newToken()
 	start := time.Now()
-	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.keys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), rhold, rw.wake})
+	single := "0"
+	if write.single {
+		single = "1"
+	}
+	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.keys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), rhold, rw.wake, single})
 	var v []int64
 	if err == nil {
 		v, err = replyInts(scriptRWDowngrade, r, 2)

@@ -66,14 +66,20 @@ var (
 	scriptClaim   = mustScript("claim")
 	scriptDequeue = mustScript("dequeue")
 	scriptAbandon = mustScript("abandon")
+	scriptUnclaim = mustScript("unclaim")
 )
 
 // run executes s with EVALSHA. When the server lacks the script (the first
-// call after SCRIPT FLUSH, a restart or a failover), it loads the script and
-// runs it again within the same call; if the node that serves the key still
-// lacks it, it falls back to EVAL with the source. Errors are wrapped with
-// the script name; when ctx is done its error is joined in, so errors.Is
-// works for both the driver's error and ctx.Err().
+// call after SCRIPT FLUSH, a restart or a failover), it loads the script
+// and runs it again within the same call; if the node that serves the key
+// still lacks it, it falls back to EVAL with the source. A failed SCRIPT
+// LOAD (a node of the Cluster unreachable, a replica down, a load refused)
+// is not the call's failure either: while ctx lives, run sends EVAL with the
+// source at once, which needs only the key's own node. Errors are wrapped
+// with the script name; when ctx is done its error is joined in, so
+// errors.Is works for both the driver's error and ctx.Err(). When EVAL fails
+// after a failed load, the error is EVAL's, with the load's error in its
+// text only.
 func (c *Client) run(ctx context.Context, s *script, keys, args []string) (any, error) {
 	r, err := c.s.EvalSha(ctx, s.sha, keys, args)
 	if err == nil {
@@ -82,11 +88,17 @@ func (c *Client) run(ctx context.Context, s *script, keys, args []string) (any, 
 	if !errors.Is(err, ErrNoScript) {
 		return nil, c.wrap(ctx, s, err)
 	}
-	sha, err := c.s.ScriptLoad(ctx, s.src)
-	if err != nil {
-		return nil, c.wrap(ctx, s, fmt.Errorf("script load: %w", err))
-	}
-	if sha != s.sha {
+	sha, lerr := c.s.ScriptLoad(ctx, s.src)
+	switch {
+	case lerr != nil && ctx.Err() != nil:
+		return nil, c.wrap(ctx, s, fmt.Errorf("script load: %w", lerr))
+	case lerr != nil:
+		r, err = c.s.Eval(ctx, s.src, keys, args)
+		if err != nil {
+			return nil, c.wrap(ctx, s, fmt.Errorf("%w (after script load failed: %v)", err, lerr))
+		}
+		return r, nil
+	case sha != s.sha:
 		return nil, c.wrap(ctx, s, fmt.Errorf("%w: script load returned sha %q, want %q", ErrUnexpectedReply, sha, s.sha))
 	}
 	r, err = c.s.EvalSha(ctx, s.sha, keys, args)

@@ -1,9 +1,15 @@
 package locker_test
 
+// The core's script-call policy, with a fake Scripter: EVALSHA first; on
+// NOSCRIPT, SCRIPT LOAD and EVALSHA again; then EVAL; errors wrapped with
+// ctx.Err() joined in; replies of the wrong shape rejected.
+
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -14,25 +20,45 @@ import (
 	"github.com/scriptlock/scriptlock/locker"
 )
 
-// runOps are operations, one per script, each run on a fresh client over f.
-// Each returns the error of its script call.
-func runOps(t *testing.T) map[string]func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
+// scriptOp runs one operation whose script call is the one under test.
+type scriptOp func(ctx context.Context, c *locker.Client, f *fakeScripter) error
+
+// runOps are operations, one per script the caller runs directly, each
+// run on a fresh client over f. Each returns the error of its script call.
+func runOps(t *testing.T) map[string]scriptOp {
 	t.Helper()
-	// acquireLease takes a lease with every script cached, then resets f so
-	// only the operation under test is seen.
-	acquireLease := func(ctx context.Context, c *locker.Client, f *fakeScripter) *locker.Lease {
-		saved, savedForget, savedFail, savedReply := cloneCache(f), f.forget, f.fail, f.reply
+	// warm runs setup with every script cached and no handler, then
+	// restores f and forgets the calls, so only the operation is seen.
+	warm := func(f *fakeScripter, setup func()) {
+		f.mu.Lock()
+		cached, forget, handlers, load := maps.Clone(f.cached), f.forget, maps.Clone(f.handlers), f.load
 		for _, s := range luaScripts {
 			f.cached[s.sha] = true
 		}
-		f.forget, f.fail, f.reply = false, nil, nil
-		l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
-		require.NoError(t, err)
-		f.cached, f.forget, f.fail, f.reply = saved, savedForget, savedFail, savedReply
+		f.forget, f.handlers, f.load = false, map[string]handler{}, nil
+		f.mu.Unlock()
+		setup()
+		f.mu.Lock()
+		f.cached, f.forget, f.handlers, f.load = cached, forget, handlers, load
+		f.mu.Unlock()
 		f.reset()
+	}
+	lease := func(ctx context.Context, c *locker.Client, f *fakeScripter, acquire func(context.Context) (*locker.Lease, error)) *locker.Lease {
+		var l *locker.Lease
+		warm(f, func() {
+			var err error
+			l, err = acquire(ctx)
+			require.NoError(t, err)
+		})
 		return l
 	}
-	return map[string]func(context.Context, *locker.Client, *fakeScripter) error{
+	mutexLease := func(ctx context.Context, c *locker.Client, f *fakeScripter) *locker.Lease {
+		return lease(ctx, c, f, newMutex(t, c, "n", time.Second, nil).TryLock)
+	}
+	readLease := func(ctx context.Context, c *locker.Client, f *fakeScripter) *locker.Lease {
+		return lease(ctx, c, f, newRW(t, c, "n", time.Second, nil).TryRLock)
+	}
+	return map[string]scriptOp{
 		"acquire": func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
 			_, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
 			return err
@@ -42,40 +68,88 @@ func runOps(t *testing.T) map[string]func(ctx context.Context, c *locker.Client,
 			return err
 		},
 		"release": func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
-			return acquireLease(ctx, c, f).Unlock(ctx)
+			return mutexLease(ctx, c, f).Unlock(ctx)
 		},
 		"extend": func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
-			return acquireLease(ctx, c, f).Extend(ctx, time.Second)
+			return mutexLease(ctx, c, f).Extend(ctx, time.Second)
 		},
 		"pttl": func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
-			_, err := acquireLease(ctx, c, f).TTL(ctx)
+			_, err := mutexLease(ctx, c, f).TTL(ctx)
+			return err
+		},
+		"rw_rlock": func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
+			_, err := newRW(t, c, "n", time.Second, nil).TryRLock(ctx)
+			return err
+		},
+		"rw_lock": func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
+			_, err := newRW(t, c, "n", time.Second, nil).TryLock(ctx)
+			return err
+		},
+		"rw_release": func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
+			return readLease(ctx, c, f).Unlock(ctx)
+		},
+		"rw_extend": func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
+			return readLease(ctx, c, f).Extend(ctx, time.Second)
+		},
+		"rw_pttl": func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
+			_, err := readLease(ctx, c, f).TTL(ctx)
+			return err
+		},
+		"rw_downgrade": func(ctx context.Context, c *locker.Client, f *fakeScripter) error {
+			rw := newRW(t, c, "n", time.Second, nil)
+			w := lease(ctx, c, f, rw.TryLock)
+			_, err := rw.Downgrade(ctx, w)
 			return err
 		},
 	}
 }
 
-func cloneCache(f *fakeScripter) map[string]bool {
-	m := make(map[string]bool, len(f.cached))
-	for k, v := range f.cached {
-		m[k] = v
+// sortedOps returns the names of ops in order, for stable subtests.
+func sortedOps(ops map[string]scriptOp) []string {
+	names := make([]string, 0, len(ops))
+	for n := range ops {
+		names = append(names, n)
 	}
-	return m
+	sort.Strings(names)
+	return names
+}
+
+// notCleanUp drops the background clean-up calls from ops.
+func notCleanUp(ops []string) []string {
+	var out []string
+	for _, o := range ops {
+		if !strings.HasSuffix(o, ":abandon") && !strings.HasSuffix(o, ":rw_cancel") && !strings.HasSuffix(o, ":unclaim") {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func TestScriptName(t *testing.T) {
+	for _, name := range protocolScripts {
+		require.Contains(t, luaScripts, name, "lua/%s.lua missing", name)
+	}
+	for name, s := range luaScripts {
+		assert.Equal(t, name, locker.ScriptName(s.sha), "ScriptName of the SHA-1 of lua/%s.lua, assembled", name)
+	}
+	assert.Empty(t, locker.ScriptName(""))
+	assert.Empty(t, locker.ScriptName(strings.Repeat("0", 40)))
+	assert.Empty(t, locker.ScriptName(sha1Hex(readLua("rw_prelude"))), "the prelude is not a script")
 }
 
 func TestNoScriptLoadsAndRetries(t *testing.T) {
-	for name, op := range runOps(t) {
+	ops := runOps(t)
+	for _, name := range sortedOps(ops) {
 		t.Run(name, func(t *testing.T) {
 			f := newColdFake()
-			c, err := locker.New(f, nil)
-			require.NoError(t, err)
-			require.NoError(t, op(testCtx(t), c, f))
+			c := clientOn(t, f, nil)
+			require.NoError(t, ops[name](testCtx(t), c, f))
 
 			calls := f.Calls()
 			require.Equal(t, []string{"evalsha:" + name, "load:" + name, "evalsha:" + name}, f.ops())
 			want := luaScripts[name]
 			assert.Equal(t, want.sha, calls[0].sha, "EVALSHA must use the SHA-1 of lua/%s.lua", name)
 			assert.Equal(t, want.src, calls[1].src, "SCRIPT LOAD must send lua/%s.lua", name)
-			assert.Equal(t, sha1Hex(calls[1].src), calls[0].sha, "loaded source must hash to the SHA used")
 			assert.Equal(t, calls[0].sha, calls[2].sha)
 			assert.Equal(t, calls[0].keys, calls[2].keys)
 			assert.Equal(t, calls[0].args, calls[2].args, "the retry must resend the same arguments")
@@ -84,13 +158,13 @@ func TestNoScriptLoadsAndRetries(t *testing.T) {
 }
 
 func TestNoScriptAfterLoadFallsBackToEval(t *testing.T) {
-	for name, op := range runOps(t) {
+	ops := runOps(t)
+	for _, name := range sortedOps(ops) {
 		t.Run(name, func(t *testing.T) {
 			f := newColdFake()
 			f.forget = true
-			c, err := locker.New(f, nil)
-			require.NoError(t, err)
-			require.NoError(t, op(testCtx(t), c, f))
+			c := clientOn(t, f, nil)
+			require.NoError(t, ops[name](testCtx(t), c, f))
 
 			calls := f.Calls()
 			require.Equal(t, []string{"evalsha:" + name, "load:" + name, "evalsha:" + name, "eval:" + name}, f.ops())
@@ -102,195 +176,224 @@ func TestNoScriptAfterLoadFallsBackToEval(t *testing.T) {
 }
 
 func TestNoScriptLoadWrongSHA(t *testing.T) {
-	for name, op := range runOps(t) {
+	ops := runOps(t)
+	for _, name := range sortedOps(ops) {
 		t.Run(name, func(t *testing.T) {
 			f := newColdFake()
 			f.load = func(context.Context, string) (string, error) {
 				return strings.Repeat("0", 40), nil
 			}
-			c, err := locker.New(f, nil)
-			require.NoError(t, err)
-			err = op(testCtx(t), c, f)
+			c := clientOn(t, f, nil)
+			err := ops[name](testCtx(t), c, f)
 			require.ErrorIs(t, err, locker.ErrUnexpectedReply)
 			assert.NotErrorIs(t, err, locker.ErrNoScript)
-			ops := f.ops()
-			require.GreaterOrEqual(t, len(ops), 2)
-			assert.Equal(t, []string{"evalsha:" + name, "load:" + name}, ops[:2])
-			for _, c := range f.Calls()[2:] {
-				// Only a best-effort abandon may follow a failed acquire.
-				assert.Equal(t, "acquire", name, "unexpected call after a bad load: %v", c)
-				assert.Equal(t, "abandon", c.name, "unexpected call after a bad load: %v", c)
-			}
+			require.NoError(t, c.Close())
+			assert.Equal(t, []string{"evalsha:" + name, "load:" + name}, notCleanUp(f.ops()),
+				"no run after a load that returned another SHA")
 		})
 	}
 }
 
-func TestNoScriptLoadError(t *testing.T) {
-	f := newColdFake()
-	f.load = func(context.Context, string) (string, error) { return "", errBoom }
-	c, err := locker.New(f, nil)
-	require.NoError(t, err)
-	first, err := c.Claim(testCtx(t), "k", time.Second)
-	require.ErrorIs(t, err, errBoom)
-	assert.False(t, first)
-	assert.Equal(t, []string{"evalsha:claim", "load:claim"}, f.ops())
+// TestNoScriptLoadFails checks that a failed SCRIPT LOAD is a cache miss,
+// not the call's failure: the core sends EVAL at once.
+func TestNoScriptLoadFails(t *testing.T) {
+	ops := runOps(t)
+	for _, name := range sortedOps(ops) {
+		t.Run(name, func(t *testing.T) {
+			f := newColdFake()
+			f.load = func(context.Context, string) (string, error) { return "", errConn }
+			c := clientOn(t, f, nil)
+			require.NoError(t, ops[name](testCtx(t), c, f))
+			assert.Equal(t, []string{"evalsha:" + name, "load:" + name, "eval:" + name}, f.ops())
+		})
+	}
+
+	t.Run("eval fails too", func(t *testing.T) {
+		loadErr := errors.New("fake: load refused")
+		f := newColdFake()
+		f.load = func(context.Context, string) (string, error) { return "", loadErr }
+		c := clientOn(t, f, nil)
+		evalErr := errors.New("ERR eval refused")
+		f.handle(func(_ context.Context, c call) (any, error) {
+			if c.op == "eval" {
+				return nil, evalErr
+			}
+			return nil, errNoScript
+		}, "claim")
+		_, err := c.Claim(testCtx(t), "k", time.Second)
+		require.ErrorIs(t, err, evalErr, "the error is EVAL's")
+		assert.NotErrorIs(t, err, loadErr, "the load's error is in the text only")
+		assert.Contains(t, err.Error(), loadErr.Error())
+		assert.Equal(t, []string{"evalsha:claim", "load:claim", "eval:claim"}, f.ops())
+	})
+
+	t.Run("ctx ended", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		f := newColdFake()
+		f.load = func(context.Context, string) (string, error) { cancel(); return "", errConn }
+		c := clientOn(t, f, nil)
+		_, err := c.Claim(ctx, "k", time.Second)
+		require.ErrorIs(t, err, errConn)
+		require.ErrorIs(t, err, context.Canceled)
+		require.NoError(t, c.Close())
+		assert.Equal(t, []string{"evalsha:claim", "load:claim"}, notCleanUp(f.ops()), "no EVAL once ctx ended")
+	})
 }
 
 func TestOtherErrorNoLoad(t *testing.T) {
-	for name, op := range runOps(t) {
+	ops := runOps(t)
+	for _, name := range sortedOps(ops) {
 		t.Run(name, func(t *testing.T) {
 			f := newFake()
-			f.fail = func(context.Context, call) error { return fmt.Errorf("ERR wrapped: %w", errBoom) }
-			c, err := locker.New(f, nil)
-			require.NoError(t, err)
-			err = op(testCtx(t), c, f)
+			c := clientOn(t, f, nil)
+			wrapped := fmt.Errorf("ERR wrapped: %w", errBoom)
+			f.fail(wrapped, name)
+			err := ops[name](testCtx(t), c, f)
 			require.ErrorIs(t, err, errBoom)
+			assert.Contains(t, err.Error(), name+" script", "the error names the script")
 			assert.NotErrorIs(t, err, locker.ErrNoScript)
 			assert.NotErrorIs(t, err, locker.ErrNotObtained)
+			require.NoError(t, c.Close())
 			for _, c := range f.Calls() {
 				assert.NotEqual(t, "load", c.op, "no SCRIPT LOAD after a non-NOSCRIPT error")
 				assert.NotEqual(t, "eval", c.op, "no EVAL after a non-NOSCRIPT error")
 			}
-			assert.Equal(t, "evalsha:"+name, f.ops()[0])
+			assert.Equal(t, []string{"evalsha:" + name}, notCleanUp(f.ops()), "an answered error is not retried")
 		})
-	}
-}
-
-func TestFailedAcquireIsAbandoned(t *testing.T) {
-	// A failed acquire call may have run on the server, or may yet run: the
-	// core abandons that call id, dropping the hold unless it belongs to a
-	// caller-chosen single-hold owner.
-	for _, tc := range []struct {
-		opts *locker.MutexOptions
-		drop string
-	}{{nil, "1"}, {&locker.MutexOptions{Owner: "svc", Reentrant: true}, "1"}, {&locker.MutexOptions{Owner: "svc"}, "0"}} {
-		f := newFake()
-		f.fail = func(_ context.Context, c call) error {
-			if c.name == "acquire" {
-				return errBoom
-			}
-			return nil
-		}
-		c, err := locker.New(f, nil)
-		require.NoError(t, err)
-		l, err := newMutex(t, c, "n", time.Second, tc.opts).TryLock(testCtx(t))
-		require.ErrorIs(t, err, errBoom)
-		require.Nil(t, l)
-		acq, ab := f.runs("acquire"), f.runs("abandon")
-		require.Len(t, acq, 1)
-		require.Len(t, ab, 1, "one clean-up abandon")
-		assert.Equal(t, []string{acq[0].keys[0], acq[0].keys[4], acq[0].keys[5]}, ab[0].keys, "lock, wake channel, abandoned calls")
-		assert.Equal(t, append(acq[0].args[:2:2], acq[0].args[4], tc.drop, "30000"), ab[0].args,
-			"the same owner, hold and call id")
-		assert.Empty(t, f.runs("release"))
 	}
 }
 
 func TestCancelledContextJoined(t *testing.T) {
 	plain := errors.New("fake: i/o error")
-	for name, op := range runOps(t) {
+	ops := runOps(t)
+	for _, name := range sortedOps(ops) {
 		t.Run(name, func(t *testing.T) {
 			f := newFake()
+			c := clientOn(t, f, nil)
 			ctx, cancel := context.WithCancel(context.Background())
-			f.fail = func(context.Context, call) error { cancel(); return plain }
-			c, err := locker.New(f, nil)
-			require.NoError(t, err)
-			err = op(ctx, c, f)
+			first := true
+			f.handle(func(_ context.Context, c call) (any, error) {
+				if first { // later: a background clean-up's retry
+					first = false
+					cancel()
+					return nil, plain
+				}
+				return canned(c), nil
+			}, name)
+			err := ops[name](ctx, c, f)
 			require.ErrorIs(t, err, context.Canceled)
 			require.ErrorIs(t, err, plain)
 		})
 	}
-	t.Run("Lock", func(t *testing.T) {
-		f := newFake()
-		ctx, cancel := context.WithCancel(context.Background())
-		f.fail = func(context.Context, call) error { cancel(); return plain }
-		c, err := locker.New(f, nil)
-		require.NoError(t, err)
-		l, err := newMutex(t, c, "n", time.Second, nil).Lock(ctx)
-		require.Nil(t, l)
-		require.ErrorIs(t, err, context.Canceled)
-		require.ErrorIs(t, err, locker.ErrNotObtained)
-	})
+	for _, op := range []string{"Mutex.Lock", "RLock", "RWMutex.Lock"} {
+		t.Run(op, func(t *testing.T) {
+			f := newFake()
+			c := clientOn(t, f, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			f.handle(func(context.Context, call) (any, error) { cancel(); return nil, plain }, "acquire", "rw_rlock", "rw_lock")
+			var l *locker.Lease
+			var err error
+			switch op {
+			case "Mutex.Lock":
+				l, err = newMutex(t, c, "n", time.Second, nil).Lock(ctx)
+			case "RLock":
+				l, err = newRW(t, c, "n", time.Second, nil).RLock(ctx)
+			case "RWMutex.Lock":
+				l, err = newRW(t, c, "n", time.Second, nil).Lock(ctx)
+			}
+			require.Nil(t, l)
+			require.ErrorIs(t, err, context.Canceled)
+			require.ErrorIs(t, err, locker.ErrNotObtained)
+		})
+	}
 }
 
-func TestUnexpectedReplies(t *testing.T) {
-	arrayWant := []struct {
-		name  string
-		reply any
-	}{
-		{"nil", nil},
-		{"string", "OK"},
-		{"int64", int64(1)},
-		{"bytes", []byte("1")},
-		{"empty array", []any{}},
-		{"array len 1", []any{int64(1)}},
-		{"array len 3", []any{int64(1), int64(1), int64(1)}},
-		{"array with string", []any{int64(1), "7"}},
-		{"array with string first", []any{"1", int64(7)}},
-		{"array with nil", []any{int64(1), nil}},
-		{"array with int", []any{int(1), int64(7)}},
-		{"nested array", []any{[]any{int64(1)}, int64(7)}},
-		{"typed slice", []int64{1, 7}},
+// replyShapes are replies of the wrong shape for scripts that answer an
+// array of two integers and for those that answer one integer.
+var (
+	arrayWant = map[string]any{
+		"nil":                     nil,
+		"string":                  "OK",
+		"int64":                   int64(1),
+		"bytes":                   []byte("1"),
+		"empty array":             []any{},
+		"array len 1":             []any{int64(1)},
+		"array len 3":             []any{int64(1), int64(1), int64(1)},
+		"array with string":       []any{int64(1), "7"},
+		"array with string first": []any{"1", int64(7)},
+		"array with nil":          []any{int64(1), nil},
+		"array with int":          []any{int(1), int64(7)},
+		"nested array":            []any{[]any{int64(1)}, int64(7)},
+		"typed slice":             []int64{1, 7},
 	}
-	intWant := []struct {
-		name  string
-		reply any
-	}{
-		{"nil", nil},
-		{"string", "1"},
-		{"bytes", []byte("1")},
-		{"int", int(1)},
-		{"float", float64(1)},
-		{"array", []any{int64(1)}},
-		{"array of 2", []any{int64(1), int64(0)}},
+	intWant = map[string]any{
+		"nil":        nil,
+		"string":     "1",
+		"bytes":      []byte("1"),
+		"int":        int(1),
+		"float":      float64(1),
+		"array":      []any{int64(1)},
+		"array of 2": []any{int64(1), int64(0)},
 	}
-	cases := map[string][]struct {
-		name  string
-		reply any
-	}{"acquire": arrayWant, "pttl": arrayWant, "release": intWant, "extend": intWant, "claim": intWant}
+)
 
+func TestUnexpectedReplies(t *testing.T) {
+	cases := map[string]map[string]any{
+		"acquire": arrayWant, "pttl": arrayWant, "release": intWant, "extend": intWant, "claim": intWant,
+		"rw_rlock": arrayWant, "rw_lock": arrayWant, "rw_pttl": arrayWant, "rw_downgrade": arrayWant,
+		"rw_release": intWant, "rw_extend": intWant,
+	}
 	ops := runOps(t)
-	for script, shapes := range cases {
-		for _, shape := range shapes {
-			t.Run(script+"/"+shape.name, func(t *testing.T) {
+	for _, script := range sortedOps(ops) {
+		for shape, reply := range cases[script] {
+			t.Run(script+"/"+shape, func(t *testing.T) {
 				f := newFake()
-				f.reply = func(c call) (any, bool) {
-					return shape.reply, c.name == script
-				}
-				c, err := locker.New(f, nil)
-				require.NoError(t, err)
-				var opErr error
-				require.NotPanics(t, func() { opErr = ops[script](testCtx(t), c, f) })
-				require.ErrorIs(t, opErr, locker.ErrUnexpectedReply)
+				c := clientOn(t, f, nil)
+				f.reply(reply, script)
+				var err error
+				require.NotPanics(t, func() { err = ops[script](testCtx(t), c, f) })
+				require.ErrorIs(t, err, locker.ErrUnexpectedReply)
+				require.NoError(t, c.Close())
+				assert.Len(t, f.runs(script), 1, "an unexpected reply is not retried")
+				assert.Empty(t, f.runs("abandon"), "an unexpected reply is an answer: nothing to clean up")
+				assert.Empty(t, f.runs("rw_cancel"), "an unexpected reply is an answer: nothing to clean up")
+				assert.Empty(t, f.runs("unclaim"), "an unexpected reply is an answer: nothing to clean up")
 			})
 		}
 	}
 }
 
 func TestUnexpectedStatus(t *testing.T) {
-	// An integer outside the documented statuses of release, extend and pttl.
-	cases := map[string]any{
-		"release": int64(2),
-		"extend":  int64(-2),
-		"pttl":    []any{int64(7), int64(0)},
+	// Integers outside the documented statuses.
+	cases := map[string][]any{
+		"acquire":      {[]any{int64(2), int64(1)}, []any{int64(-1), int64(0)}},
+		"claim":        {int64(2), int64(-1)},
+		"release":      {int64(2), int64(-2)},
+		"extend":       {int64(3), int64(-2)},
+		"pttl":         {[]any{int64(7), int64(0)}, []any{int64(-2), int64(0)}},
+		"rw_rlock":     {[]any{int64(2), int64(1)}, []any{int64(-1), int64(0)}},
+		"rw_lock":      {[]any{int64(2), int64(1)}, []any{int64(-1), int64(0)}},
+		"rw_release":   {int64(2), int64(-2)},
+		"rw_extend":    {int64(3), int64(-2)},
+		"rw_pttl":      {[]any{int64(2), int64(0)}},
+		"rw_downgrade": {[]any{int64(2), int64(0)}, []any{int64(-2), int64(0)}},
 	}
 	ops := runOps(t)
-	for script, reply := range cases {
-		t.Run(script, func(t *testing.T) {
-			f := newFake()
-			f.reply = func(c call) (any, bool) { return reply, c.name == script }
-			c, err := locker.New(f, nil)
-			require.NoError(t, err)
-			require.ErrorIs(t, ops[script](testCtx(t), c, f), locker.ErrUnexpectedReply)
-		})
+	for _, script := range sortedOps(ops) {
+		for _, reply := range cases[script] {
+			t.Run(fmt.Sprintf("%s/%v", script, reply), func(t *testing.T) {
+				f := newFake()
+				c := clientOn(t, f, nil)
+				f.reply(reply, script)
+				require.ErrorIs(t, ops[script](testCtx(t), c, f), locker.ErrUnexpectedReply)
+			})
+		}
 	}
 }
 
-func TestTryLockBadReplyReturnsNoLease(t *testing.T) {
-	f := newFake()
-	f.reply = func(c call) (any, bool) { return "OK", c.name == "acquire" }
-	c, err := locker.New(f, nil)
-	require.NoError(t, err)
+func TestLockBadReplyReturnsAtOnce(t *testing.T) {
+	c, f := newClient(t, nil)
+	f.reply("OK", "acquire")
 	m := newMutex(t, c, "n", time.Second, nil)
 	l, err := m.TryLock(testCtx(t))
 	require.ErrorIs(t, err, locker.ErrUnexpectedReply)

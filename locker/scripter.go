@@ -16,21 +16,40 @@ import "context"
 //     errors.Is(e, ErrNoScript). Every other server error comes back
 //     unchanged (wrapped is fine) and is not ErrNoScript.
 //   - ScriptLoad returns the lowercase hex SHA-1 of src. It makes the script
-//     available wherever EvalSha for any key may be routed: on a Cluster,
-//     on every master.
+//     available wherever EvalSha for any key may be routed: it sends SCRIPT
+//     LOAD to every master (primary) the client knows — on a single server
+//     that server, on a Cluster every master of the client's slot map, never
+//     a replica — one node after the other. It tries every one of them
+//     even when some fail, and returns the SHA-1 only when every
+//     node loaded the script (and all report the same SHA-1); otherwise it
+//     returns an error that names each failed node with its error. It never
+//     retries a node (see the re-send rule below). Nodes loaded before or
+//     after a failure keep the script. When ctx ends midway, ScriptLoad
+//     returns promptly with an error matching ctx.Err(), and the nodes that
+//     had not answered count as failed. The core treats a failed ScriptLoad
+//     as a cache miss, not as the call's failure: while ctx lives it sends
+//     the source with Eval instead.
 //   - EvalSha and Eval route by keys[0] when the deployment is sharded; all
 //     keys of one call share a hash slot.
 //   - Every call honours ctx: it returns once ctx is done, with an error
 //     for which errors.Is(err, ctx.Err()) holds where the client allows it.
 //   - Drivers never retry a script call on their own account (a client's own
-//     network retries are tolerated: every script of this package is
-//     idempotent).
+//     network retries are tolerated: the core's scripts are written for a
+//     call that runs twice).
+//   - Re-send rule: a driver may send a command again only when it is
+//     certain the command was never written to any connection — for
+//     instance when the client hands it another call's failed dial of the
+//     connection it was queued for. Once a command may have been written
+//     (a write error, a timeout, a broken connection), its outcome is
+//     unknown and the error goes back to the core, which owns that case.
 //   - Implementations are safe for concurrent use by multiple goroutines.
 type Scripter interface {
 	// EvalSha runs the cached script with the given SHA-1.
 	EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error)
 	// Eval sends and runs the script source src.
 	Eval(ctx context.Context, src string, keys, args []string) (any, error)
-	// ScriptLoad caches src on the server(s) and returns its SHA-1.
+	// ScriptLoad caches src on every master the client knows and returns
+	// its SHA-1; it fails, naming the failed nodes, unless every one of
+	// them loaded it.
 	ScriptLoad(ctx context.Context, src string) (sha1 string, err error)
 }

@@ -38,6 +38,7 @@ func TestTokensDistinct(t *testing.T) {
 	assert.Len(t, seen, n)
 	for _, a := range f.runs("acquire") {
 		assert.True(t, seen[a.args[0]], "ARGV[1] %q is a lease token", a.args[0])
+		assert.Equal(t, a.args[0], a.args[1], "without Owner the token is the call id")
 	}
 
 	claims := make(map[string]bool, n)

@@ -6,6 +6,9 @@
 -- ARGV[3]  ttl in milliseconds of the read hold
 -- ARGV[4]  read hold field  'r:<call id>' (the id of this downgrade call)
 -- ARGV[5]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
+-- ARGV[6]  1: also drop the owner's write holds granted before this one
+--          (a caller-chosen Owner that is not reentrant, as rw_release
+--          does); 0: only this one
 --
 -- Reply: {1, fence} the write hold is dropped and the read hold lives ttl
 --        from now (a re-sent call, finding the write hold gone and the read
@@ -26,6 +29,13 @@ if r and r[2] ~= owner then
   r = nil
 end
 if h and h[2] == owner then
+  if ARGV[6] == '1' then
+    for k, b in pairs(live) do
+      if k ~= whold and string.sub(k, 1, 2) == 'w:' and b[2] == owner and b[3] <= h[3] then
+        drop(k)
+      end
+    end
+  end
   drop(whold)
   if r then
     put(rhold, math.max(r[1], now + ttl), owner, r[3], r[4])

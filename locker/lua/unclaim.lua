@@ -6,11 +6,18 @@
 -- ARGV[1]  claim token of the abandoned call
 -- ARGV[2]  how long the call stays refused, in milliseconds
 --
--- Reply: 1 the key now refuses the call (it held this claim, or none);
---        0 another token holds the claim, left as it is.
+-- Reply: 1 the key now refuses the call (it held this claim, none, or
+--        only refusals, to which this one is added); 0 another token holds
+--        the claim, left as it is.
 local v = redis.call('GET', KEYS[1])
-if v and v ~= 't:' .. ARGV[1] and string.sub(v, 1, 2) ~= 'x:' then
+local refused = 'x:'
+if v and string.sub(v, 1, 2) == 'x:' then
+  refused = v
+elseif v and v ~= 't:' .. ARGV[1] then
   return 0
 end
-redis.call('SET', KEYS[1], 'x:' .. ARGV[1], 'PX', ARGV[2])
+if not string.find(refused .. ' ', ' ' .. ARGV[1] .. ' ', 3, true) then
+  refused = refused .. ' ' .. ARGV[1]
+end
+redis.call('SET', KEYS[1], refused, 'PX', ARGV[2])
 return 1

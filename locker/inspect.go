@@ -1,0 +1,213 @@
+package locker
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var scriptInspect = mustScript("inspect")
+
+// FingerprintLen is the length, in hex digits, of the owner fingerprints
+// that Inspect reports.
+const FingerprintLen = 8
+
+// Fingerprint returns the short, non-reversible fingerprint of an owner
+// token (or waiter id) that Inspect reports in its place: the first
+// FingerprintLen hex digits of the token's SHA-1. Tokens are secrets (they
+// allow a release), so Inspect never returns them; Redis computes the
+// fingerprint, so they never leave the server either. A holder can log
+// Fingerprint(lease.Token()) to be recognised in Inspect's output.
+func Fingerprint(token string) string {
+	sum := sha1.Sum([]byte(token))
+	return hex.EncodeToString(sum[:])[:FingerprintLen]
+}
+
+// LockState is a snapshot of one lock name as Inspect read it in one script
+// call: its mutex and its read-write lock (two different locks that share
+// the name and its Cluster slot). Holds, queue entries and intents whose
+// expiry had passed are not counted.
+type LockState struct {
+	// Name is the lock's name.
+	Name string
+	// ServerTime is the server's clock (TIME, µs precision) when the state
+	// was read. ForceRelease takes it to drop only what was seen.
+	ServerTime time.Time
+	// Mutex is the state of the Mutex of this name.
+	Mutex MutexState
+	// RW is the state of the RWMutex of this name.
+	RW RWState
+}
+
+// MutexState is the state of a Mutex.
+type MutexState struct {
+	// Held reports whether an owner holds the mutex.
+	Held bool
+	// Fence is the current grant's fence (the one its leases report); 0
+	// when free.
+	Fence int64
+	// TTL is the time the mutex has left before it expires; 0 when free.
+	TTL time.Duration
+	// Holds counts the owner's holds: 1, or more for a reentrant Owner (or
+	// a hand-over that has not unlocked yet); 0 when free.
+	Holds int
+	// Owner is the Fingerprint of the owner token; "" when free.
+	Owner string
+	// Queue counts the FIFO waiters whose queue entry is live.
+	Queue int
+	// QueueHead is the Fingerprint of the first live waiter's id (the one
+	// that takes the lock next), "" when none is queued.
+	QueueHead string
+}
+
+// RWState is the state of an RWMutex.
+type RWState struct {
+	// Readers counts the live read holds (one per read lease).
+	Readers int
+	// ReaderOwners counts the distinct owners of the live read holds.
+	ReaderOwners int
+	// ReadTTL is the longest remaining time of a live read hold.
+	ReadTTL time.Duration
+	// Writer reports whether a write hold lives.
+	Writer bool
+	// WriterHolds counts the writer's live write holds (more than one for
+	// a reentrant Owner).
+	WriterHolds int
+	// WriterFence is the fence of the write grant when Writer is set (the
+	// last write fence), 0 otherwise.
+	WriterFence int64
+	// WriterTTL is the longest remaining time of a live write hold.
+	WriterTTL time.Duration
+	// WriterOwner is the Fingerprint of the writer's owner token.
+	WriterOwner string
+	// WaitingWriters counts the live intents of writers waiting in Lock
+	// (while one lives, new readers are refused).
+	WaitingWriters int
+	// LastWriteFence is the fence of the last write grant still recorded
+	// in the lock's hash, 0 when none is.
+	LastWriteFence int64
+}
+
+// Free reports whether nothing holds or waits for either lock of the name.
+func (s LockState) Free() bool {
+	return !s.Mutex.Held && s.Mutex.Queue == 0 && s.RW.Readers == 0 && !s.RW.Writer && s.RW.WaitingWriters == 0
+}
+
+// Inspect reads the state of the Mutex and the RWMutex called name in one
+// round trip (one read-only script on the name's Cluster slot). It blocks
+// for that round trip, retrying a passing server state (TRYAGAIN during a
+// slot migration, LOADING, ...) a few times while ctx lives; it changes
+// nothing in Redis, not even expired fields. Owner tokens and waiter ids are reported only as their Fingerprint. It fails with ErrClosed,
+// ErrNilContext, ErrInvalidName (empty, or longer than MaxNameLen), ctx's
+// error, the Scripter's error, or ErrUnexpectedReply. Inspect is safe for
+// concurrent use.
+func (c *Client) Inspect(ctx context.Context, name string) (LockState, error) {
+	if err := c.check(ctx); err != nil {
+		return LockState{}, err
+	}
+	if err := validName(name); err != nil {
+		return LockState{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return LockState{}, fmt.Errorf("locker: inspect %q: %w", name, err)
+	}
+	k := c.Key(name)
+	keys := []string{k, k + ":q", k + ":qx", k + ":rw"}
+	args := []string{strconv.Itoa(FingerprintLen)}
+	r, err := c.retryTransient(ctx, scriptInspect, func() (any, error) {
+		return c.run(ctx, scriptInspect, keys, args)
+	})
+	if err != nil {
+		return LockState{}, fmt.Errorf("locker: inspect %q: %w", name, err)
+	}
+	return decodeState(name, r)
+}
+
+// decodeState decodes inspect.lua's reply.
+func decodeState(name string, r any) (LockState, error) {
+	a, ok := r.([]any)
+	if !ok || len(a) != 16 {
+		return LockState{}, fmt.Errorf("%w: inspect: got %#v, want an array of 16", ErrUnexpectedReply, r)
+	}
+	var bad error
+	n := func(i int) int64 {
+		x, ok := a[i].(int64)
+		if !ok && bad == nil {
+			bad = fmt.Errorf("%w: inspect: element %d is %#v, want an integer", ErrUnexpectedReply, i+1, a[i])
+		}
+		return x
+	}
+	s := func(i int) string {
+		switch x := a[i].(type) {
+		case string:
+			if len(x) > FingerprintLen || strings.Trim(x, "0123456789abcdef") != "" {
+				break
+			}
+			return x
+		case nil:
+			return ""
+		}
+		if bad == nil {
+			bad = fmt.Errorf("%w: inspect: element %d is %#v, want a fingerprint", ErrUnexpectedReply, i+1, a[i])
+		}
+		return ""
+	}
+	ms := func(i int) time.Duration { return time.Duration(n(i)) * time.Millisecond }
+	st := LockState{
+		Name:       name,
+		ServerTime: time.UnixMicro(n(0)),
+		Mutex: MutexState{
+			Held: n(1) == 1, Fence: n(2), TTL: ms(3), Holds: int(n(4)), Owner: s(5),
+			Queue: int(n(6)), QueueHead: s(7),
+		},
+		RW: RWState{
+			Readers: int(n(8)), ReadTTL: ms(9),
+			Writer: n(10) > 0, WriterHolds: int(n(10)), WriterTTL: ms(11), WriterOwner: s(12),
+			WaitingWriters: int(n(13)), LastWriteFence: n(14), ReaderOwners: int(n(15)),
+		},
+	}
+	if st.RW.Writer {
+		st.RW.WriterFence = st.RW.LastWriteFence
+	}
+	if bad != nil {
+		return LockState{}, bad
+	}
+	return st, nil
+}
+
+// keySuffixes are the suffixes, after "<prefix>{<name>}", of the keys a
+// lock name may have: its mutex hash, FIFO queue, queue expiries, abandoned
+// calls and read-write hash.
+var keySuffixes = []string{"", ":q", ":qx", ":x", ":rw"}
+
+// nameUnescaper undoes nameEscaper.
+var nameUnescaper = strings.NewReplacer("%25", "%", "%7B", "{", "%7D", "}")
+
+// LockName returns the name of the lock that key belongs to, when key is
+// one of the keys of a Mutex or RWMutex under this Client's prefix (its
+// hash, "<key>:rw", the FIFO queue "<key>:q" or "<key>:qx", or "<key>:x"),
+// and reports whether it is; claim markers and other keys give false. It is
+// the inverse of Key, for tools that find locks with SCAN (match
+// "<prefix>{*", with the prefix's glob characters escaped). It does not
+// contact Redis.
+func (c *Client) LockName(key string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(key, c.prefix+"{")
+	if !ok {
+		return "", false
+	}
+	esc, suffix, ok := strings.Cut(rest, "}")
+	if !ok || esc == "" {
+		return "", false
+	}
+	for _, s := range keySuffixes {
+		if suffix == s {
+			name = nameUnescaper.Replace(esc)
+			return name, nameEscaper.Replace(name) == esc
+		}
+	}
+	return "", false
+}

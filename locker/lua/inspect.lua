@@ -1,0 +1,114 @@
+-- inspect.lua: the state of the mutex and the read-write lock of one name,
+-- read-only: only read commands and TIME, nothing purged or changed.
+--
+-- KEYS[1]  lock hash       <prefix>{<name>}
+-- KEYS[2]  waiter queue    <prefix>{<name>}:q (sorted set: waiter id by arrival)
+-- KEYS[3]  waiter expiries <prefix>{<name>}:qx (hash: waiter id -> expiry ms)
+-- KEYS[4]  read-write hash <prefix>{<name>}:rw (fields as in rw_prelude.lua)
+-- ARGV[1]  fingerprint length in hex digits (of redis.sha1hex of a token)
+--
+-- Reply: an array of 16 integers and strings, in this order:
+--   1 server time in µs (TIME)
+--   mutex:  2 held (1/0), 3 fence, 4 pttl ms, 5 holds ('h:' fields),
+--           6 owner fingerprint ('' when free),
+--           7 live queued waiters, 8 head waiter's fingerprint ('' when none)
+--   rw:     9 live read holds, 10 longest read pttl ms,
+--           11 live write holds, 12 longest write pttl ms,
+--           13 writer's fingerprint ('' when none), 14 live writer intents,
+--           15 last write fence ('f', 0 when none),
+--           16 distinct owners of the live read holds
+-- Tokens and ids never leave Redis: only the first ARGV[1] hex digits of
+-- their SHA-1. Queue entries, holds and intents whose expiry (server time)
+-- has passed are not counted; a mutex hash has no expired holds (its key
+-- expires as a whole).
+local t = redis.call('TIME')
+local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local fplen = tonumber(ARGV[1])
+
+local function fp(token)
+  if not token then
+    return ''
+  end
+  return string.sub(redis.sha1hex(token), 1, fplen)
+end
+
+-- The mutex.
+local held, fence, pttl, holds, owner = 0, 0, 0, 0, nil
+do
+  local all = redis.call('HGETALL', KEYS[1])
+  for j = 1, #all, 2 do
+    local k, v = all[j], all[j + 1]
+    if k == 'owner' then
+      owner = v
+    elseif k == 'fence' then
+      fence = tonumber(v) or 0
+    elseif string.sub(k, 1, 2) == 'h:' then
+      holds = holds + 1
+    end
+  end
+  if owner then
+    held = 1
+    pttl = redis.call('PTTL', KEYS[1])
+    if pttl < 0 then
+      pttl = 0
+    end
+  end
+end
+
+-- The FIFO queue: live entries in arrival order.
+local queued, head = 0, nil
+do
+  local ids = redis.call('ZRANGE', KEYS[2], 0, -1)
+  if #ids > 0 then
+    local exp = {}
+    local all = redis.call('HGETALL', KEYS[3])
+    for j = 1, #all, 2 do
+      exp[all[j]] = tonumber(all[j + 1])
+    end
+    for _, id in ipairs(ids) do
+      if (exp[id] or 0) > now then
+        queued = queued + 1
+        if not head then
+          head = id
+        end
+      end
+    end
+  end
+end
+
+-- The read-write lock.
+local readers, rpttl, writes, wpttl, writer, intents, wfence = 0, 0, 0, 0, nil, 0, 0
+local readerOwners, distinct = {}, 0
+do
+  local all = redis.call('HGETALL', KEYS[4])
+  for j = 1, #all, 2 do
+    local k, v = all[j], all[j + 1]
+    local kind = string.sub(k, 1, 1)
+    if k == 'f' then
+      wfence = tonumber(v) or 0
+    elseif string.sub(k, 2, 2) == ':' and (kind == 'w' or kind == 'r' or kind == 'i') then
+      local e, _, _, o = string.match(v, '^(%d+):(%d+):(%d+):(.*)$')
+      e = tonumber(e)
+      if e and e > now then
+        if kind == 'r' then
+          readers = readers + 1
+          rpttl = math.max(rpttl, e - now)
+          if not readerOwners[o] then
+            readerOwners[o] = 1
+            distinct = distinct + 1
+          end
+        elseif kind == 'w' then
+          writes = writes + 1
+          wpttl = math.max(wpttl, e - now)
+          writer = o
+        else
+          intents = intents + 1
+        end
+      end
+    end
+  end
+end
+
+return {micros, held, fence, pttl, holds, fp(owner), queued, fp(head),
+  readers, rpttl, writes, wpttl, fp(writer), intents, wfence, distinct}
