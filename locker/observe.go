@@ -53,7 +53,7 @@ func (k EventKind) String() string {
 // zero.
 type Event struct {
 	Kind EventKind
-	// Lock is the lock's name (the claim key for a Claim). It can have high
+	// Lock is the lock's name. It can have high
 	// cardinality: adapters should not make it a metric label by default.
 	Lock string
 	// Mode is "mutex", "read" or "write".

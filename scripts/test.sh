@@ -36,6 +36,13 @@ fi
 echo "== go test -race -count=1 ${*:-./...}"
 go test -race -count=1 -timeout 12m "${@:-./...}"
 
+# otel/ is its own module (the core never imports OpenTelemetry): ./...
+# above does not reach it.
+if [[ $# -eq 0 ]]; then
+	echo "== otel: go vet ./... && go test -race -count=1 ./..."
+	(cd otel && go vet ./... && go test -race -count=1 -timeout 5m ./...)
+fi
+
 if [[ $# -eq 0 && "${SCRIPTLOCK_FUZZ:-1}" == 1 ]]; then
 	echo "== scripts/fuzz.sh (FUZZTIME=${FUZZTIME:-10s} per target)"
 	scripts/fuzz.sh
