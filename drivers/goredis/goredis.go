@@ -7,10 +7,12 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
+	"github.com/scriptlock/scriptlock/drivers/internal/scriptload"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -57,39 +59,63 @@ func (s *Scripter) Eval(ctx context.Context, src string, keys, args []string) (a
 	return reply(s.c.Eval(ctx, src, keys, anyArgs(args)...).Result())
 }
 
-// ScriptLoad sends SCRIPT LOAD src and returns the SHA-1 the server reports.
+// ScriptLoad sends SCRIPT LOAD src to every master the client knows, one
+// after the other in the order of their addresses, and returns the SHA-1
+// they report: on a *redis.ClusterClient every master of its slot map
+// (never a replica: go-redis's own ClusterClient.ScriptLoad also loads the
+// replicas and fails when one is down), on a *redis.Ring every live shard
+// (its own ScriptLoad reaches one random shard), and on any other client
+// the server it talks to.
 //
-// On a *redis.ClusterClient, go-redis itself loads the script on every known
-// master and replica. On a *redis.Ring, whose own ScriptLoad reaches only one
-// random shard, ScriptLoad loads it on every live shard. Shards are loaded
-// concurrently; the call blocks until all have answered and returns the first
-// error met. A script loaded on some shards before an error stays loaded.
+// It blocks until every master has answered or ctx is done, and tries every
+// master even when some fail. It returns the SHA-1 only when all of them
+// loaded the script; otherwise an error that names each failed master with
+// its error (a master not tried because ctx ended fails with ctx's error).
+// It adds no retry of its own (go-redis may retry a command on a network
+// error); masters that loaded the script keep it.
 func (s *Scripter) ScriptLoad(ctx context.Context, src string) (string, error) {
-	ring, ok := s.c.(*redis.Ring)
-	if !ok {
-		return s.c.ScriptLoad(ctx, src).Result()
+	var (
+		nodes []scriptload.Node
+		err   error
+	)
+	switch c := s.c.(type) {
+	case *redis.ClusterClient:
+		nodes, err = shards(ctx, c.ForEachMaster, src)
+	case *redis.Ring:
+		nodes, err = shards(ctx, c.ForEachShard, src)
+	default:
+		addr := "the server"
+		if o, ok := c.(interface{ Options() *redis.Options }); ok {
+			addr = o.Options().Addr
+		}
+		nodes = []scriptload.Node{{Addr: addr, Load: func(ctx context.Context) (string, error) {
+			return s.c.ScriptLoad(ctx, src).Result()
+		}}}
 	}
-	shas := make(chan string, 1)
-	err := ring.ForEachShard(ctx, func(ctx context.Context, shard *redis.Client) error {
-		sha, err := shard.ScriptLoad(ctx, src).Result()
-		if err != nil {
-			return err
-		}
-		select {
-		case shas <- sha:
-		default:
-		}
+	if err != nil {
+		return "", fmt.Errorf("goredis: SCRIPT LOAD: list the masters: %w", err)
+	}
+	return scriptload.Run(ctx, "goredis", nodes)
+}
+
+// shards lists, through forEach (ClusterClient.ForEachMaster or
+// Ring.ForEachShard, which reload the client's view of the nodes when it is
+// stale), the node clients that ScriptLoad loads src on. It sends nothing
+// to the nodes.
+func shards(ctx context.Context, forEach func(context.Context, func(context.Context, *redis.Client) error) error, src string) ([]scriptload.Node, error) {
+	var (
+		mu    sync.Mutex
+		nodes []scriptload.Node
+	)
+	err := forEach(ctx, func(_ context.Context, c *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		nodes = append(nodes, scriptload.Node{Addr: c.Options().Addr, Load: func(ctx context.Context) (string, error) {
+			return c.ScriptLoad(ctx, src).Result()
+		}})
 		return nil
 	})
-	if err != nil {
-		return "", err
-	}
-	select {
-	case sha := <-shas:
-		return sha, nil
-	default:
-		return "", errors.New("goredis: SCRIPT LOAD: the ring has no live shard")
-	}
+	return nodes, err
 }
 
 // anyArgs converts string arguments to the []any go-redis takes.

@@ -11,6 +11,7 @@ import (
 	"github.com/mna/redisc"
 
 	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
+	"github.com/scriptlock/scriptlock/drivers/internal/scriptload"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -84,12 +85,18 @@ func (s *Scripter) Eval(ctx context.Context, src string, keys, args []string) (a
 	return s.eval(ctx, "EVAL", src, keys, args)
 }
 
-// ScriptLoad sends SCRIPT LOAD src and returns the SHA-1 the server reports.
+// ScriptLoad sends SCRIPT LOAD src to every master the client knows, one
+// after the other, and returns the SHA-1 they report: on a Pool its
+// server; on a Cluster it first refreshes the slot mapping (CLUSTER SLOTS
+// on one known node) and then loads every master of that mapping, never a
+// replica.
 //
-// On a Cluster it first refreshes the slot mapping (CLUSTER SLOTS on one
-// known node) and then loads the script on every master, one after the other.
-// It blocks until all have answered or ctx is done, and returns the first
-// error met, naming the node; masters loaded before an error keep the script.
+// It blocks until every master has answered or ctx is done, and tries every
+// master even when some fail. It returns the SHA-1 only when all of them
+// loaded the script; otherwise an error that names each failed master with
+// its error. It never retries; masters that loaded the script keep it. On a
+// Cluster, whose calls do not take a context, it returns ctx's error as soon
+// as ctx is done, and the masters not tried by then are not sent anything.
 func (s *Scripter) ScriptLoad(ctx context.Context, src string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -131,12 +138,14 @@ func (b poolBackend) do(ctx context.Context, _ []string, cmd string, args []any)
 }
 
 func (b poolBackend) load(ctx context.Context, src string) (string, error) {
-	conn, err := b.p.GetContext(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	return redis.String(redis.DoContext(conn, ctx, "SCRIPT", "LOAD", src))
+	return scriptload.Run(ctx, "redigo", []scriptload.Node{{Addr: "the pool's server", Load: func(ctx context.Context) (string, error) {
+		conn, err := b.p.GetContext(ctx)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		return redis.String(redis.DoContext(conn, ctx, "SCRIPT", "LOAD", src))
+	}}})
 }
 
 // clusterBackend serves a Redis Cluster through redisc.
@@ -168,24 +177,24 @@ func (b clusterBackend) do(ctx context.Context, keys []string, cmd string, args 
 func (b clusterBackend) load(ctx context.Context, src string) (string, error) {
 	v, err := withContext(ctx, func() (any, error) {
 		if err := b.c.Refresh(); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("redigo: SCRIPT LOAD: refresh the slot mapping: %w", err)
 		}
-		var sha string
+		r := scriptload.New("redigo")
+		// EachNode stops at the first error fn returns: fn records each
+		// master's outcome and returns nil, so every master is tried.
 		err := b.c.EachNode(false, func(addr string, conn redis.Conn) error {
 			if err := ctx.Err(); err != nil {
-				return err // the caller is gone: stop visiting nodes
+				r.Add(addr, "", fmt.Errorf("not tried: %w", err))
+				return nil
 			}
-			got, err := redis.String(conn.Do("SCRIPT", "LOAD", src))
-			if err != nil {
-				return fmt.Errorf("redigo: SCRIPT LOAD on %s: %w", addr, err)
-			}
-			if sha != "" && got != sha {
-				return fmt.Errorf("redigo: SCRIPT LOAD on %s returned %s, another master %s", addr, got, sha)
-			}
-			sha = got
+			sha, err := redis.String(conn.Do("SCRIPT", "LOAD", src))
+			r.Add(addr, sha, err)
 			return nil
 		})
-		return sha, err
+		if err != nil {
+			return nil, fmt.Errorf("redigo: SCRIPT LOAD: %w", err)
+		}
+		return r.SHA()
 	})
 	if err != nil {
 		return "", err

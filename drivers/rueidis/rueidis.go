@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net"
 	"slices"
+	"strconv"
 
 	"github.com/redis/rueidis"
 
+	"github.com/scriptlock/scriptlock/drivers/internal/scriptload"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -42,7 +46,7 @@ func New(c rueidis.Client) *Scripter {
 // other error, including a server error raised by the script, is returned as
 // rueidis reports it.
 func (s *Scripter) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	return reply(s.do(ctx, func() rueidis.Completed {
+	return reply(do(ctx, s.c, func() rueidis.Completed {
 		return s.c.B().Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}))
 }
@@ -50,55 +54,123 @@ func (s *Scripter) EvalSha(ctx context.Context, sha1 string, keys, args []string
 // Eval runs EVAL src with keys and args. Routing, blocking, replies and errors
 // are as for EvalSha.
 func (s *Scripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
-	return reply(s.do(ctx, func() rueidis.Completed {
+	return reply(do(ctx, s.c, func() rueidis.Completed {
 		return s.c.B().Eval().Script(src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}))
 }
 
-// ScriptLoad sends SCRIPT LOAD src to every node of c.Nodes() — for a Cluster
-// every node the client knows, replicas included; for a single server that
-// server — one after the other, and returns the SHA-1 they report.
+// ScriptLoad sends SCRIPT LOAD src to every master the client knows, one
+// after the other in the order of their addresses, and returns the SHA-1
+// they report. On a Cluster the masters are those of the slot map (CLUSTER
+// SLOTS, asked of the client's nodes in address order until one answers),
+// each reached through its node in c.Nodes(); replicas are never loaded. On
+// a single server or a Sentinel-managed master, SCRIPT LOAD goes through
+// the client itself to its primary.
 //
-// It blocks until all have answered or ctx is done, and returns the first
-// error met, naming the node; nodes loaded before an error keep the script.
-// It fails if the client knows no node or if two nodes report different
-// SHA-1s.
+// It blocks until every master has answered or ctx is done, and tries every
+// master even when some fail. It returns the SHA-1 only when all of them
+// loaded the script; otherwise an error that names each failed master with
+// its error (a master of the slot map missing from c.Nodes() fails too; one
+// not tried because ctx ended fails with ctx's error). It adds no retry
+// beyond do's re-send of a command that was never written; masters that
+// loaded the script keep it.
 func (s *Scripter) ScriptLoad(ctx context.Context, src string) (string, error) {
-	nodes := s.c.Nodes()
-	addrs := make([]string, 0, len(nodes))
-	for addr := range nodes {
-		addrs = append(addrs, addr)
-	}
-	slices.Sort(addrs)
-	var sha string
-	for _, addr := range addrs {
-		n := nodes[addr]
-		got, err := n.Do(ctx, n.B().ScriptLoad().Script(src).Build()).ToString()
-		if err != nil {
-			return "", fmt.Errorf("rueidis: SCRIPT LOAD on %s: %w", addr, err)
+	load := func(c rueidis.Client) func(context.Context) (string, error) {
+		return func(ctx context.Context) (string, error) {
+			return do(ctx, c, func() rueidis.Completed { return c.B().ScriptLoad().Script(src).Build() }).ToString()
 		}
-		if sha != "" && got != sha {
-			return "", fmt.Errorf("rueidis: SCRIPT LOAD on %s returned %s, another node %s", addr, got, sha)
+	}
+	if s.c.Mode() != rueidis.ClientModeCluster {
+		addr := "the primary"
+		if nodes := s.c.Nodes(); len(nodes) == 1 {
+			for a := range nodes {
+				addr = a
+			}
 		}
-		sha = got
+		return scriptload.Run(ctx, "rueidis", []scriptload.Node{{Addr: addr, Load: load(s.c)}})
 	}
-	if sha == "" {
-		return "", errors.New("rueidis: SCRIPT LOAD: the client knows no node")
+	all := s.c.Nodes()
+	masters, err := clusterMasters(ctx, all)
+	if err != nil {
+		return "", err
 	}
-	return sha, nil
+	nodes := make([]scriptload.Node, 0, len(masters))
+	for _, addr := range masters {
+		n := scriptload.Node{Addr: addr, Load: func(context.Context) (string, error) {
+			return "", errors.New("a master of the slot map the client does not know")
+		}}
+		if c, ok := all[addr]; ok {
+			n.Load = load(c)
+		}
+		nodes = append(nodes, n)
+	}
+	return scriptload.Run(ctx, "rueidis", nodes)
 }
 
-// do sends the command that build makes and returns its result. rueidis
-// opens a multiplexed connection on first use under the context of the
-// call that needs it, and hands that dial's outcome to every call waiting
-// for the same connection: when that first caller's context ends during the
-// dial, the others get its context.Canceled (or a dial "operation was
-// canceled", which matches it) although their own context is live, and
-// their command was never sent. do sends such a command again, up to
-// borrowedRetries times, while ctx is live.
-func (s *Scripter) do(ctx context.Context, build func() rueidis.Completed) rueidis.RedisResult {
+// clusterMasters returns the master addresses of the Cluster's slot map,
+// asking CLUSTER SLOTS of each of nodes in address order until one answers.
+// It blocks until a node answers or ctx is done, and fails, naming every
+// node's error, when none answers.
+func clusterMasters(ctx context.Context, nodes map[string]rueidis.Client) ([]string, error) {
+	addrs := slices.Sorted(maps.Keys(nodes))
+	var errs []error
+	for _, addr := range addrs {
+		if ctx.Err() != nil {
+			break
+		}
+		n := nodes[addr]
+		slots, err := do(ctx, n, func() rueidis.Completed { return n.B().ClusterSlots().Build() }).ToArray()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+			continue
+		}
+		host, _, _ := net.SplitHostPort(addr)
+		var masters []string
+		for _, r := range slots {
+			e, err := r.ToArray() // start, end, master, replicas...
+			if err != nil || len(e) < 3 {
+				return nil, fmt.Errorf("rueidis: SCRIPT LOAD: CLUSTER SLOTS on %s: unexpected entry %s", addr, r.String())
+			}
+			m, err := e[2].ToArray() // ip, port, id, ...
+			if err != nil || len(m) < 2 {
+				return nil, fmt.Errorf("rueidis: SCRIPT LOAD: CLUSTER SLOTS on %s: unexpected master %s", addr, e[2].String())
+			}
+			ip, _ := m[0].ToString()
+			port, err := m[1].AsInt64()
+			if err != nil || ip == "?" {
+				continue // a master without an address: unreachable anyway
+			}
+			if ip == "" {
+				ip = host
+			}
+			if a := net.JoinHostPort(ip, strconv.FormatInt(port, 10)); !slices.Contains(masters, a) {
+				masters = append(masters, a)
+			}
+		}
+		return masters, nil
+	}
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("rueidis: SCRIPT LOAD: no node answers CLUSTER SLOTS: %w", errors.Join(errs...))
+}
+
+// do sends the command that build makes through c and returns its result.
+// rueidis opens a multiplexed connection on first use under the context of
+// the call that needs it, and hands that dial's outcome to every call
+// waiting for the same connection: when that first caller's context ends
+// during the dial, the others get its context.Canceled (or a dial
+// "operation was canceled", which matches it) although their own context
+// is live, and their command was never written to any connection. do sends
+// such a command again, up to borrowedRetries times, while ctx is live:
+// the re-send rule of the locker.Scripter contract allows a re-send only
+// when the command is certain never to have been written, and a command
+// that failed with another call's cancelled dial is one (TestBorrowedCancel
+// checks it). Any other error, and context.Canceled once ctx itself is
+// done, is returned as is.
+func do(ctx context.Context, c rueidis.Client, build func() rueidis.Completed) rueidis.RedisResult {
 	for try := 1; ; try++ {
-		res := s.c.Do(ctx, build())
+		res := c.Do(ctx, build())
 		err := res.NonRedisError()
 		if err == nil || ctx.Err() != nil || try == borrowedRetries || !errors.Is(err, context.Canceled) {
 			return res

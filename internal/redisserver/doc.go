@@ -34,9 +34,10 @@
 //     Cluster forms;
 //   - [Cluster.Failover] (a manual failover of a master to its replica);
 //   - [Cluster.MigrateSlot] and [Cluster.MigrateSlotSlowly] (resharding one
-//     slot, with ASK during and MOVED after), with [Cluster.SlotOf],
-//     [Cluster.NodeForSlot] and [Cluster.OtherMaster] to pick the slot and
-//     the target.
+//     slot, with ASK during and MOVED after), and [Cluster.BeginMigration]
+//     (a slot held IMPORTING/MIGRATING, no key moved, until
+//     [Migration.Finish]), with [Cluster.SlotOf], [Cluster.NodeForSlot] and
+//     [Cluster.OtherMaster] to pick the slot and the target.
 //
 // [Server.CreateACLUser] and [Cluster.CreateACLUser] make a restricted ACL
 // user, and [Server.DoAs] runs a command as that user.

@@ -53,72 +53,35 @@ func (c *Cluster) migrateSlot(ctx context.Context, slot int, to *Server, pause t
 	if to == nil || !c.isMaster(to) {
 		return fmt.Errorf("redisserver: MigrateSlot %d: target %s is not a master of the cluster", slot, addrOf(to))
 	}
-	fail := func(step string, err error) error {
-		return fmt.Errorf("redisserver: MigrateSlot %d to %s: %s: %w", slot, to.Addr, step, err)
-	}
 	from, err := c.NodeForSlot(ctx, slot)
 	if err != nil {
-		return fail("find owner", err)
+		return fmt.Errorf("redisserver: MigrateSlot %d to %s: find owner: %w", slot, to.Addr, err)
 	}
 	if from == to {
 		return nil
 	}
-	fromID, err := from.myID(ctx)
+	m, err := c.BeginMigration(ctx, slot, to)
 	if err != nil {
-		return fail("source id", err)
+		return err
 	}
-	toID, err := to.myID(ctx)
-	if err != nil {
-		return fail("target id", err)
-	}
-	s := strconv.Itoa(slot)
-	if _, err := to.Do(ctx, "CLUSTER", "SETSLOT", s, "IMPORTING", fromID); err != nil {
-		return fail(to.Addr+": CLUSTER SETSLOT IMPORTING", err)
-	}
-	if _, err := from.Do(ctx, "CLUSTER", "SETSLOT", s, "MIGRATING", toID); err != nil {
-		return fail(from.Addr+": CLUSTER SETSLOT MIGRATING", err)
+	fail := func(step string, err error) error {
+		return fmt.Errorf("redisserver: MigrateSlot %d to %s: %s: %w", slot, to.Addr, step, err)
 	}
 	if err := sleep(ctx, pause); err != nil {
 		return fail("pause", err)
 	}
-	if err := moveKeys(ctx, from, to, s); err != nil {
-		return fail("move keys", err)
-	}
 	if pause > 0 {
+		if err := moveKeys(ctx, from, to, strconv.Itoa(slot)); err != nil {
+			return fail("move keys", err)
+		}
 		if err := sleep(ctx, pause); err != nil {
 			return fail("pause", err)
 		}
 		// Nothing should have arrived meanwhile (the source sends new keys
-		// to the target), but a slot left non-empty would lose keys.
-		if err := moveKeys(ctx, from, to, s); err != nil {
-			return fail("move keys", err)
-		}
+		// to the target), but Finish moves whatever did: a slot left
+		// non-empty would lose keys.
 	}
-	owners := []*Server{to, from}
-	for _, m := range c.Masters() {
-		if m != to && m != from {
-			owners = append(owners, m)
-		}
-	}
-	for _, m := range owners {
-		if _, err := m.Do(ctx, "CLUSTER", "SETSLOT", s, "NODE", toID); err != nil {
-			return fail(m.Addr+": CLUSTER SETSLOT NODE", err)
-		}
-	}
-	err = poll(ctx, func() error {
-		ranges, err := c.check(ctx)
-		if err != nil {
-			return err
-		}
-		if got := ownerOf(ranges, slot); got != to.Addr {
-			return fmt.Errorf("slot %d served by %s", slot, got)
-		}
-		return nil
-	})
-	if err != nil {
-		return fail("wait for agreement", err)
-	}
-	return nil
+	return m.Finish(ctx)
 }
 
 // moveKeys migrates every key of slot s from from to to, in batches. It

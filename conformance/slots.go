@@ -1,0 +1,37 @@
+package conformance
+
+import "strconv"
+
+// sameSlotNames returns bases[0] and, for each other base, the first name
+// base+"0", base+"1", ... whose slot is that of bases[0]. The names must be
+// left unchanged by the core's key escaping (no '%', '{' or '}').
+func sameSlotNames(bases ...string) []string {
+	want := keySlot(bases[0])
+	out := []string{bases[0]}
+	for _, b := range bases[1:] {
+		for i := 0; ; i++ {
+			if n := b + strconv.Itoa(i); keySlot(n) == want {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// keySlot is the Redis Cluster hash slot of a hash tag's content:
+// CRC16-CCITT (XMODEM) modulo 16384.
+func keySlot(tag string) uint16 {
+	var crc uint16
+	for i := 0; i < len(tag); i++ {
+		crc ^= uint16(tag[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc % 16384
+}
