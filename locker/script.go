@@ -88,6 +88,7 @@ func (c *Client) run(ctx context.Context, s *script, keys, args []string) (any, 
 	if !errors.Is(err, ErrNoScript) {
 		return nil, c.wrap(ctx, s, err)
 	}
+	c.observe(ctx, Event{Kind: EventReload, Script: s.name})
 	sha, lerr := c.s.ScriptLoad(ctx, s.src)
 	switch {
 	case lerr != nil && ctx.Err() != nil:

@@ -11,7 +11,9 @@
 //
 //   - go-redis retries a command on network errors (Options.MaxRetries,
 //     3 by default), so a script may run twice on the server. That is safe:
-//     every script of scriptlock is idempotent.
+//     a re-sent call carries the same call id (or extend number), and the
+//     scripts treat a second run of one call as the first (see the README's
+//     "Unknown outcomes").
 //   - Set Options.ContextTimeoutEnabled (ClusterOptions, RingOptions and
 //     UniversalOptions have it too) to true, so that a context deadline
 //     bounds the socket reads and writes of a call. Without it go-redis uses
