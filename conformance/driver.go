@@ -70,10 +70,15 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 	if d.Standalone == nil {
 		t.Fatal("conformance: Driver.Standalone is nil")
 	}
+	// The standalone server outlives its subtest: its key-leak check
+	// (which may wait for keys to expire) runs while the Cluster cases do.
+	srv := redisserver.StartStandalone(t)
+	var watch *keyWatch
 	t.Run("deployment=standalone", func(t *testing.T) {
-		srv := redisserver.StartStandalone(t)
 		s := d.Standalone(t, srv.Addr)
-		runCases(t, &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}}, groups)
+		dep := &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}}
+		runCases(t, dep, groups)
+		watch = watchKeys(dep)
 	})
 	t.Run("deployment=cluster", func(t *testing.T) {
 		if d.Cluster == nil {
@@ -81,8 +86,15 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 		}
 		c := redisserver.StartClusterWithReplicas(t)
 		s := d.Cluster(t, c.Addrs)
-		runCases(t, &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs}, groups)
+		dep := &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs}
+		runCases(t, dep, groups)
+		t.Run("Leak/NoKeysLeft", func(t *testing.T) { watchKeys(dep).report(t) })
 	})
+	if watch != nil {
+		// Named as if nested: -run patterns select it with the
+		// standalone cases.
+		t.Run("deployment=standalone/Leak/NoKeysLeft", watch.report)
+	}
 }
 
 func runCases(t *testing.T, d *deployment, groups []string) {
@@ -117,6 +129,7 @@ func allCases() []testCase {
 	cs = append(cs, outcomeCases...)
 	cs = append(cs, stallCases...)
 	cs = append(cs, migrateCases...)
+	cs = append(cs, inspectCases...)
 	return cs
 }
 

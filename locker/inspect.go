@@ -100,8 +100,10 @@ func (s LockState) Free() bool {
 // Inspect reads the state of the Mutex and the RWMutex called name in one
 // round trip (one read-only script on the name's Cluster slot). It blocks
 // for that round trip, retrying a passing server state (TRYAGAIN during a
-// slot migration, LOADING, ...) a few times while ctx lives; it changes
-// nothing in Redis, not even expired fields. Owner tokens and waiter ids are reported only as their Fingerprint. It fails with ErrClosed,
+// slot migration, LOADING, ...) a few times while ctx lives. It changes
+// nothing in Redis, not even expired fields; its server cost grows with
+// the FIFO queue and the number of read holds. Owner tokens and waiter ids
+// are reported only as their Fingerprint. It fails with ErrClosed,
 // ErrNilContext, ErrInvalidName (empty, or longer than MaxNameLen), ctx's
 // error, the Scripter's error, or ErrUnexpectedReply. Inspect is safe for
 // concurrent use.

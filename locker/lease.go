@@ -135,11 +135,16 @@ func (l *Lease) ValidUntil() time.Time {
 	return l.validUntil
 }
 
-// Valid reports whether the local validity deadline has not passed and the
-// lease was not released. It does not contact Redis.
+// Valid reports whether the local validity deadline has not passed, the
+// lease was not released, and it is not known lost (Err is nil). It does not
+// contact Redis.
 func (l *Lease) Valid() bool {
-	d := l.ValidUntil()
-	return !d.IsZero() && time.Now().Before(d)
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.released && l.lostErr == nil && time.Now().Before(l.validUntil)
 }
 
 // TTL returns the lock's remaining time to live as the server counts it

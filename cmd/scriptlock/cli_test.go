@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+func TestCLI(t *testing.T) {
+	deployments(t, func(t *testing.T, d *deployment) {
+		t.Run("inspect", func(t *testing.T) { testInspect(t, d) })
+		t.Run("list", func(t *testing.T) { testList(t, d) })
+		t.Run("watch", func(t *testing.T) { testWatch(t, d) })
+		t.Run("release", func(t *testing.T) { testRelease(t, d) })
+	})
+}
+
+func (d *deployment) mutex(t *testing.T, name string, ttl time.Duration, opts *locker.MutexOptions) *locker.Mutex {
+	t.Helper()
+	m, err := d.locks.NewMutex(name, ttl, opts)
+	require.NoError(t, err)
+	return m
+}
+
+// lockAsync runs m.Lock in a goroutine; the channel gets the lease.
+func lockAsync(t *testing.T, ctx context.Context, m *locker.Mutex) <-chan *locker.Lease {
+	ch := make(chan *locker.Lease, 1)
+	go func() {
+		l, err := m.Lock(ctx)
+		if err != nil {
+			t.Errorf("waiter's Lock: %v", err)
+		}
+		ch <- l
+	}()
+	return ch
+}
+
+// awaitQueue waits until n FIFO waiters are queued on name.
+func (d *deployment) awaitQueue(t *testing.T, name string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		st, err := d.locks.Inspect(context.Background(), name)
+		return err == nil && st.Mutex.Queue == n
+	}, 10*time.Second, 5*time.Millisecond, "%d waiters queued on %q", n, name)
+}
+
+// decodeStates parses the JSON array that inspect and list print.
+func decodeStates(t *testing.T, out string) []stateJSON {
+	t.Helper()
+	var ss []stateJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &ss), "stdout is a JSON array of states: %s", out)
+	return ss
+}
+
+func testInspect(t *testing.T, d *deployment) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const name = "invoice:{42}"
+	holder, err := d.mutex(t, name, 30*time.Second, nil).TryLock(ctx)
+	require.NoError(t, err)
+	fifo := &locker.MutexOptions{FIFO: true}
+	w1 := lockAsync(t, ctx, d.mutex(t, name, 30*time.Second, fifo))
+	d.awaitQueue(t, name, 1)
+	w2 := lockAsync(t, ctx, d.mutex(t, name, 30*time.Second, fifo))
+	d.awaitQueue(t, name, 2)
+
+	r := d.cli(t, "inspect", name, "other-free-lock")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	fp := locker.Fingerprint(holder.Token())
+	assert.Contains(t, r.stdout, name+"\n")
+	assert.Contains(t, r.stdout, fmt.Sprintf("mutex   held  fence %d  ttl ", holder.Fence()))
+	assert.Contains(t, r.stdout, "owner "+fp)
+	assert.Contains(t, r.stdout, "queue   2 waiting  head ")
+	assert.Contains(t, r.stdout, "other-free-lock\n  mutex   free")
+	assert.NotContains(t, r.stdout, holder.Token(), "the owner token is a secret")
+
+	r = d.cli(t, "inspect", "--json", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	ss := decodeStates(t, r.stdout)
+	require.Len(t, ss, 1)
+	s := ss[0]
+	assert.Equal(t, name, s.Name)
+	assert.False(t, s.Free)
+	assert.True(t, s.Mutex.Held)
+	assert.Equal(t, holder.Fence(), s.Mutex.Fence)
+	assert.Greater(t, s.Mutex.TTLMS, int64(0))
+	assert.LessOrEqual(t, s.Mutex.TTLMS, int64(30000))
+	assert.Equal(t, 1, s.Mutex.Holds)
+	assert.Equal(t, fp, s.Mutex.Owner)
+	assert.Equal(t, 2, s.Mutex.Queue)
+	assert.Len(t, s.Mutex.QueueHead, locker.FingerprintLen)
+	assert.NotContains(t, r.stdout, holder.Token(), "the owner token is a secret")
+
+	prev := holder
+	for _, w := range []<-chan *locker.Lease{w1, w2} {
+		require.NoError(t, prev.Unlock(ctx))
+		prev = <-w
+		require.NotNil(t, prev)
+	}
+	require.NoError(t, prev.Unlock(ctx))
+}
+
+func testList(t *testing.T, d *deployment) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Enough names to land on every master of the Cluster.
+	names := []string{"list-a", "list-b", "list{c}", "list%d", "list e", "list-f", "list-g", "list-h", "list-i"}
+	var leases []*locker.Lease
+	masters := map[string]bool{}
+	for _, n := range names[:len(names)-1] {
+		l, err := d.mutex(t, n, 30*time.Second, nil).TryLock(ctx)
+		require.NoError(t, err)
+		leases = append(leases, l)
+		masters[d.master(ctx, d.locks.Key(n))] = true
+	}
+	rw, err := d.locks.NewRWMutex(names[len(names)-1], 30*time.Second, nil)
+	require.NoError(t, err)
+	rl, err := rw.TryRLock(ctx)
+	require.NoError(t, err)
+	leases = append(leases, rl)
+	if d.name == "cluster" {
+		require.Greater(t, len(masters), 1, "the locks span several masters")
+	}
+	// A claim marker is not a lock.
+	first, err := d.locks.Claim(ctx, "msg-1", time.Minute)
+	require.NoError(t, err)
+	require.True(t, first)
+
+	r := d.cli(t, "list", "--json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var got []string
+	for _, s := range decodeStates(t, r.stdout) {
+		got = append(got, s.Name)
+		if s.Name == names[len(names)-1] {
+			assert.Equal(t, 1, s.RW.Readers, "readers of %q", s.Name)
+		} else {
+			assert.True(t, s.Mutex.Held, "%q held", s.Name)
+		}
+	}
+	assert.ElementsMatch(t, names, got, "list finds every lock (and no claim)")
+
+	r = d.cli(t, "list")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.True(t, strings.HasPrefix(r.stdout, "NAME "), "a table with a header")
+	for _, n := range names {
+		assert.Contains(t, r.stdout, display(n)+" ")
+	}
+	assert.Contains(t, r.stdout, `"list e"`, "a name with a space is quoted")
+
+	for _, l := range leases {
+		require.NoError(t, l.Unlock(ctx))
+	}
+	r = d.cli(t, "list", "--json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Empty(t, decodeStates(t, r.stdout), "no lock held any more")
+}
+
+func testWatch(t *testing.T, d *deployment) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const name = "watched"
+	wctx, stop := context.WithCancel(ctx)
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(wctx, append([]string{"watch", "--json", "--interval", "10ms", name}, d.flags...), &out, &errOut)
+	}()
+	lines := func() []stateJSON {
+		var ss []stateJSON
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if l == "" {
+				continue
+			}
+			var s stateJSON
+			require.NoError(t, json.Unmarshal([]byte(l), &s), "a JSON object a line: %q", l)
+			ss = append(ss, s)
+		}
+		return ss
+	}
+	require.Eventually(t, func() bool { return len(lines()) == 1 }, 10*time.Second, 5*time.Millisecond, "the first state is printed")
+	assert.True(t, lines()[0].Free)
+
+	l, err := d.mutex(t, name, 30*time.Second, nil).TryLock(ctx)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(lines()) == 2 }, 10*time.Second, 5*time.Millisecond, "the lock's grant is printed")
+	assert.Equal(t, l.Fence(), lines()[1].Mutex.Fence)
+	time.Sleep(50 * time.Millisecond) // several polls: only the TTL changes
+	assert.Len(t, lines(), 2, "a state that only aged is not printed again")
+	require.NoError(t, l.Unlock(ctx))
+	require.Eventually(t, func() bool { return len(lines()) == 3 }, 10*time.Second, 5*time.Millisecond, "the release is printed")
+	assert.True(t, lines()[2].Free)
+
+	stop() // SIGINT does the same through main's context
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	case <-ctx.Done():
+		t.Fatal("watch did not return after its context ended")
+	}
+
+	r := d.cli(t, "watch", "--count", "1", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, name+"\n  mutex   free")
+}
+
+func testRelease(t *testing.T, d *deployment) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const name = "stuck-job"
+	holder, err := d.mutex(t, name, 3*time.Second, &locker.MutexOptions{AutoRefresh: true}).TryLock(ctx)
+	require.NoError(t, err)
+	key := d.locks.Key(name)
+	raw := func() string {
+		r, err := d.admin(ctx, key, "HGETALL", key)
+		require.NoError(t, err)
+		return canonicalHash(r)
+	}
+	before := raw()
+
+	// Without the confirmation flags: refused, nothing changed.
+	for _, args := range [][]string{{"release", name}, {"release", "--force", name}, {"release", "--yes-really", name}} {
+		r := d.cli(t, args...)
+		assert.Equal(t, exitUsage, r.code, "scriptlock %v", args)
+		assert.Contains(t, r.stderr, "refused, nothing changed")
+		assert.Contains(t, r.stderr, "--force and --yes-really", "the refusal says what to add")
+		assert.Contains(t, r.stderr, fmt.Sprintf("fence %d", holder.Fence()), "the refusal shows the current state")
+		assert.Empty(t, r.stdout)
+	}
+	assert.Equal(t, before, raw(), "the lock's hash after refused releases")
+	st, err := d.locks.Inspect(ctx, name)
+	require.NoError(t, err)
+	assert.True(t, st.Mutex.Held)
+	assert.Equal(t, holder.Fence(), st.Mutex.Fence)
+	_, err = holder.TTL(ctx)
+	require.NoError(t, err, "the holder's lease is untouched")
+	select {
+	case <-holder.Lost():
+		t.Fatalf("the holder's lease was lost after a refused release: %v", holder.Err())
+	default:
+	}
+
+	// A waiter blocked behind the auto-refreshed holder.
+	next := lockAsync(t, ctx, d.mutex(t, name, 30*time.Second, nil))
+
+	r := d.cli(t, "release", "--force", "--yes-really", "--json", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var rel releaseJSON
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rel), "stdout is JSON: %s", r.stdout)
+	assert.Equal(t, forcedJSON{MutexHolds: 1}, rel.Released)
+	assert.Equal(t, holder.Fence(), rel.Before.Mutex.Fence)
+
+	select {
+	case <-holder.Lost():
+		if !errors.Is(holder.Err(), locker.ErrExpired) && !errors.Is(holder.Err(), locker.ErrHeldByOther) {
+			t.Errorf("holder's Err() = %v, want ErrExpired or ErrHeldByOther", holder.Err())
+		}
+	case <-ctx.Done():
+		t.Fatal("the force-released holder's lease never reported Lost")
+	}
+	assert.Error(t, holder.Context().Err(), "the lost lease's Context is cancelled")
+	var l *locker.Lease
+	select {
+	case l = <-next:
+		require.NotNil(t, l)
+	case <-ctx.Done():
+		t.Fatal("the waiter never got the lock after release --force")
+	}
+	assert.Greater(t, l.Fence(), holder.Fence())
+
+	// Text output, and a free lock.
+	require.NoError(t, l.Unlock(ctx))
+	r = d.cli(t, "release", "--force", "--yes-really", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "nothing to release")
+}
+
+// canonicalHash prints an HGETALL reply with its pairs sorted.
+func canonicalHash(r any) string {
+	a, _ := r.([]any)
+	m := map[string]any{}
+	for i := 0; i+1 < len(a); i += 2 {
+		m[fmt.Sprint(a[i])] = a[i+1]
+	}
+	return fmt.Sprint(m) // fmt sorts map keys
+}

@@ -1,0 +1,7 @@
+// Package readme holds the test that keeps the repository's README.md
+// honest: every ```go block in it is a complete Go file without its
+// package clause, and the test compiles each one (go build, each block a
+// package of its own, so blocks may reuse names) and checks that it
+// handles every error it assigns. The README's "Using a lock" block must
+// also appear verbatim in locker/example_unlock_test.go, which runs it.
+package readme
