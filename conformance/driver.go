@@ -35,7 +35,10 @@ type Driver struct {
 
 // Run runs every rule of the suite for d, first on a standalone server and
 // then on a Cluster of 3 masters with one replica each, as subtests
-// "deployment=standalone/<rule>" and "deployment=cluster/<rule>". It blocks
+// "deployment=standalone/<rule>" and "deployment=cluster/<rule>", each
+// deployment ending with "Leak/NoKeysLeft": once its cases ran, no key is
+// left under the suite's prefixes after the abandoned-call window (~30 s;
+// the standalone check waits while the Cluster cases run). It blocks
 // until all rules have run; cases run one after another, since some inject
 // faults into the server.
 func Run(t *testing.T, d Driver) {
@@ -88,12 +91,15 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 		s := d.Cluster(t, c.Addrs)
 		dep := &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs}
 		runCases(t, dep, groups)
-		t.Run("Leak/NoKeysLeft", func(t *testing.T) { watchKeys(dep).report(t) })
+		w := watchKeys(dep)
+		t.Run("Leak/NoKeysLeft", w.report)
+		w.stop()
 	})
 	if watch != nil {
 		// Named as if nested: -run patterns select it with the
 		// standalone cases.
 		t.Run("deployment=standalone/Leak/NoKeysLeft", watch.report)
+		watch.stop()
 	}
 }
 

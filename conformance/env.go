@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/scriptlock/scriptlock/internal/redisserver"
@@ -110,6 +113,9 @@ type env struct {
 	s      locker.Scripter
 	ctx    context.Context
 	prefix string
+
+	rawMu sync.Mutex
+	raw   map[string]bool // raw keys handed out by key, deleted after the case
 }
 
 func newEnv(t *testing.T, d *deployment) *env {
@@ -117,7 +123,26 @@ func newEnv(t *testing.T, d *deployment) *env {
 	t.Cleanup(cancel)
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return &env{t: t, d: d, s: d.scripter, ctx: ctx, prefix: "sltest:" + hex.EncodeToString(b[:]) + ":"}
+	e := &env{t: t, d: d, s: d.scripter, ctx: ctx, prefix: "sltest:" + hex.EncodeToString(b[:]) + ":", raw: map[string]bool{}}
+	t.Cleanup(e.deleteRaw)
+	return e
+}
+
+// deleteRaw deletes the raw keys of Scripter-level cases (they hold plain
+// values with no expiry: not lock state, which must clean up after itself).
+func (e *env) deleteRaw() {
+	e.rawMu.Lock()
+	keys := make([]string, 0, len(e.raw))
+	for k := range e.raw {
+		keys = append(keys, k)
+	}
+	e.rawMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, k := range keys {
+		_, err := e.d.admin.Do(ctx, k, "DEL", k)
+		assert.NoError(e.t, err, "call: admin DEL %s (a raw key of the case)", k)
+	}
 }
 
 // client returns a locker.Client on the case's prefix; opts may be nil.
@@ -149,9 +174,13 @@ func (e *env) mutex(c *locker.Client, name string, ttl time.Duration, opts *lock
 }
 
 // key returns a fresh raw key for Scripter-level cases; tag picks the hash
-// tag (and so the Cluster slot).
+// tag (and so the Cluster slot). The key is deleted after the case.
 func (e *env) key(tag string) string {
-	return e.prefix + "{" + tag + "}"
+	k := e.prefix + "{" + tag + "}"
+	e.rawMu.Lock()
+	e.raw[k] = true
+	e.rawMu.Unlock()
+	return k
 }
 
 // keysLeft lists the keys under the case's prefix on every node.
@@ -162,17 +191,12 @@ func (e *env) keysLeft() []string {
 	return ks
 }
 
-// lockKeysLeft is keysLeft without fence counters, which never expire by
-// design.
+// lockKeysLeft lists the keys under the case's prefix, as keysLeft does:
+// no lock key is exempt (there is no fence counter key that outlives its
+// lock any more). Kept for the cases that call it.
 func (e *env) lockKeysLeft() []string {
 	e.t.Helper()
-	var out []string
-	for _, k := range e.keysLeft() {
-		if !strings.HasSuffix(k, ":fence") {
-			out = append(out, k)
-		}
-	}
-	return out
+	return e.keysLeft()
 }
 
 // claimKeysLeft lists claim markers under the case's prefix.
@@ -185,4 +209,119 @@ func (e *env) claimKeysLeft() []string {
 		}
 	}
 	return out
+}
+
+// keyWindow is how long after the last case a key under the suite's
+// prefixes may still live: the longest TTL a case leaves behind (30 s) or
+// the abandoned-call window (about 30 s), plus slack.
+const keyWindow = 35 * time.Second
+
+const noKeysLeftRule = "Once every case of a deployment ran (and its background clean-ups settled), every key left under the suite's prefixes (sltest:*) expires within the abandoned-call window (~30 s): no key without an expiry, none with a later one; so after the window none is left."
+
+// keySettle is how long the key-leak check lets background clean-ups
+// settle before it judges the keys left by their expiry.
+const keySettle = 2 * time.Second
+
+// keyWatch is a key-leak check running in the background: after every
+// case of a deployment (and their clean-ups) ran, no key outlives its
+// purpose.
+type keyWatch struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+	found  string // the failure, or ""
+	log    string
+}
+
+// watchKeys starts polling every node of d for keys under "sltest:*" until
+// there are none; it fails at keyWindow, or at once for a key that cannot
+// be gone by then (no expiry, or a longer one: nothing runs any more that
+// could delete it), listing each key with its type, remaining time and
+// members. It uses only admin connections, so it may run while another
+// deployment's cases do.
+func watchKeys(d *deployment) *keyWatch {
+	ctx, cancel := context.WithTimeout(context.Background(), keyWindow+30*time.Second)
+	w := &keyWatch{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(w.done)
+		w.log, w.found = pollNoKeys(ctx, d)
+	}()
+	return w
+}
+
+// stop ends the watch if its report did not run (a -run pattern left it
+// out), so that no goroutine outlives the suite.
+func (w *keyWatch) stop() {
+	w.cancel()
+	<-w.done
+}
+
+// report waits for the watch and reports it to t.
+func (w *keyWatch) report(t *testing.T) {
+	t.Logf("rule: %s", noKeysLeftRule)
+	<-w.done
+	t.Log(w.log)
+	if w.found != "" {
+		t.Error(w.found)
+	}
+}
+
+func pollNoKeys(ctx context.Context, d *deployment) (log, found string) {
+	start := time.Now()
+	deadline := start.Add(keyWindow)
+	for {
+		keys, err := d.admin.Keys(ctx, "sltest:*")
+		if err != nil {
+			return "", fmt.Sprintf("call: admin KEYS sltest:* on every node: %v", err)
+		}
+		if len(keys) == 0 {
+			return fmt.Sprintf("no key left under sltest:* (after waiting %v)", time.Since(start).Round(time.Millisecond)), ""
+		}
+		var lines, late []string
+		for _, k := range keys {
+			line, pttl := describeKey(ctx, d.admin, k)
+			lines = append(lines, line)
+			if pttl == -1 || pttl > 0 && time.Now().Add(time.Duration(pttl)*time.Millisecond).After(deadline) {
+				late = append(late, line)
+			}
+		}
+		if len(late) > 0 {
+			return "", fmt.Sprintf("%d key(s) under sltest:* would outlive the %v window (no expiry, or a later one), of %d left:\n%s\nall left:\n%s",
+				len(late), keyWindow, len(keys), strings.Join(late, "\n"), strings.Join(lines, "\n"))
+		}
+		if time.Since(start) >= keySettle {
+			// Every key left expires within the window, and nothing runs
+			// any more that could extend one (the goroutine check after
+			// each case sees to that): Redis removes them by the deadline.
+			return fmt.Sprintf("%d key(s) left under sltest:* after %v, each expiring within the %v window:\n%s",
+				len(keys), keySettle, keyWindow, strings.Join(lines, "\n")), ""
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Sprintf("%d key(s) left under sltest:* %v after the last case:\n%s", len(keys), keyWindow, strings.Join(lines, "\n"))
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Sprintf("key-leak check: %v", ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// describeKey returns "<key> <type> pttl=<ms> [fields]" and the key's
+// PTTL in ms (-1: no expiry, -2: gone meanwhile).
+func describeKey(ctx context.Context, a admin, k string) (string, int64) {
+	typ, _ := a.Do(ctx, k, "TYPE", k)
+	r, _ := a.Do(ctx, k, "PTTL", k)
+	pttl, _ := r.(int64)
+	line := fmt.Sprintf("%q %v pttl=%dms", k, typ, pttl)
+	switch typ {
+	case "hash":
+		if f, err := a.Do(ctx, k, "HKEYS", k); err == nil {
+			line += fmt.Sprintf(" fields %v", f)
+		}
+	case "zset":
+		if f, err := a.Do(ctx, k, "ZRANGE", k, "0", "-1", "WITHSCORES"); err == nil {
+			line += fmt.Sprintf(" members %v", f)
+		}
+	}
+	return line, pttl
 }

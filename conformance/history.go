@@ -44,24 +44,31 @@ func (h *history) add(l *locker.Lease, kind string, epoch int) *grant {
 	return g
 }
 
-// unlock unlocks l and closes g: at the start of the Unlock when it
-// succeeded or found the lease already gone, at the validity deadline when
-// it failed (the lock may still be held until then). It returns Unlock's
-// error.
+// unlock unlocks l and closes g: at the start of the Unlock when the lease
+// is over afterwards (released, found gone, or ended at once by an Unlock
+// whose outcome is unknown: its holder stopped using it then), at the
+// validity deadline when Unlock failed and left the lease unchanged (the
+// lock may still be held until then). It returns Unlock's error.
 func (h *history) unlock(ctx context.Context, g *grant) error {
 	vu := g.l.ValidUntil()
 	end := time.Now()
 	err := g.l.Unlock(ctx)
-	if err != nil && !errors.Is(err, locker.ErrExpired) && !errors.Is(err, locker.ErrHeldByOther) {
+	if err != nil && !errors.Is(err, locker.ErrExpired) && !errors.Is(err, locker.ErrHeldByOther) && g.l.Valid() {
 		end = vu
 	}
 	if vu.Before(end) {
 		end = vu
 	}
+	h.closeAt(g, end)
+	return err
+}
+
+// closeAt closes g at end: its holder stopped relying on it then (a
+// Downgrade whose outcome is unknown ended the write lease, say).
+func (h *history) closeAt(g *grant, end time.Time) {
 	h.mu.Lock()
 	g.end, g.closed = end, true
 	h.mu.Unlock()
-	return err
 }
 
 // endOf is g's validity end as known at check time.

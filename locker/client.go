@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -22,6 +23,10 @@ type Client struct {
 	maxDly time.Duration
 	closed atomic.Bool
 	done   chan struct{} // closed by Close: blocked Locks return
+
+	opMu    sync.Mutex    // guards the fields below
+	ops     int           // operations in flight that may schedule clean-ups
+	opsDone chan struct{} // closed when ops drops to 0 during Close
 	obs    Observer      // nil: no events
 
 	renewer *renewer // auto-refresh, see renew.go
@@ -64,13 +69,56 @@ func New(s Scripter, opts *Options) (*Client, error) {
 // validity deadline) and does not close the Scripter's Redis client, which
 // the caller owns. Close is idempotent.
 func (c *Client) Close() error {
+	c.opMu.Lock()
 	if c.closed.Swap(true) {
+		c.opMu.Unlock()
 		return nil
 	}
+	var drained chan struct{}
+	if c.ops > 0 {
+		drained = make(chan struct{})
+		c.opsDone = drained
+	}
+	c.opMu.Unlock()
 	close(c.done)
+	if drained != nil {
+		// Blocked Locks return now; let them schedule their clean-ups.
+		t := time.NewTimer(closeGrace)
+		select {
+		case <-drained:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	c.renewer.close()
 	c.jan.close()
 	return nil
+}
+
+// begin starts an operation that may schedule clean-ups, so that Close
+// lets it do so before it stops the janitor: it checks the Client and ctx
+// as check does, and returns the func that ends the operation.
+func (c *Client) begin(ctx context.Context) (end func(), err error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	c.ops++
+	return c.end, nil
+}
+
+// end ends an operation started by begin.
+func (c *Client) end() {
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	if c.ops--; c.ops == 0 && c.opsDone != nil {
+		close(c.opsDone)
+		c.opsDone = nil
+	}
 }
 
 // check returns ErrClosed after Close and an error for a nil ctx.
@@ -128,9 +176,11 @@ func (c *Client) ClaimAs(ctx context.Context, key, token string, ttl time.Durati
 
 // claim runs claim.lua with token; abandon cleans up after an unknown outcome.
 func (c *Client) claim(ctx context.Context, key, token string, ttl time.Duration, abandon bool) (bool, error) {
-	if err := c.check(ctx); err != nil {
+	end, err := c.begin(ctx)
+	if err != nil {
 		return false, err
 	}
+	defer end()
 	if err := validName(key); err != nil {
 		return false, err
 	}

@@ -60,9 +60,11 @@ func (m *Mutex) Name() string { return m.name }
 // what the call may have granted and has Redis refuse it should it arrive
 // later; TryLock does not wait for that.
 func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
-	if err := m.c.check(ctx); err != nil {
+	end, err := m.c.begin(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer end()
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(m.name, err) // no call to abandon
 	}
@@ -90,9 +92,11 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // Client.Close runs meanwhile it returns ErrClosed. On any error nothing is
 // held.
 func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
-	if err := m.c.check(ctx); err != nil {
+	end, err := m.c.begin(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer end()
 	var waiter string
 	var qttl int64
 	if m.fifo {

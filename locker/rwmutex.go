@@ -134,9 +134,11 @@ func (rw *RWMutex) Name() string { return rw.name }
 // write lock or a writer is waiting, or ErrClosed, ErrNilContext or the
 // Scripter's error; on any error nothing is held.
 func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
-	if err := rw.c.check(ctx); err != nil {
+	end, err := rw.c.begin(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer end()
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(rw.name, err) // no call to abandon
 	}
@@ -152,9 +154,11 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
 // it returns ErrNotObtained joined with ctx.Err(). A Scripter error (other
 // than one caused by ctx) is returned at once. On any error nothing is held.
 func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
-	if err := rw.c.check(ctx); err != nil {
+	end, err := rw.c.begin(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer end()
 	start, tries := time.Now(), 0
 	l, err := rw.c.wait(ctx, rw.name, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
@@ -171,9 +175,11 @@ func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
 // ErrClosed, ErrNilContext or the Scripter's error; on any error nothing is
 // held.
 func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
-	if err := rw.c.check(ctx); err != nil {
+	end, err := rw.c.begin(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer end()
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(rw.name, err) // no call to abandon
 	}
@@ -192,9 +198,11 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
 // intent is dropped (one bounded extra round trip), so readers proceed at
 // once.
 func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
-	if err := rw.c.check(ctx); err != nil {
+	end, err := rw.c.begin(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer end()
 	intent := rwIntent + newToken()
 	start, tries := time.Now(), 0
 	l, err := rw.c.wait(ctx, rw.name, func(ctx context.Context) (*Lease, time.Duration, error) {
@@ -228,9 +236,11 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 // write hold and the read hold the call may have made; the lock is free
 // soon after, and the call, should it arrive later, changes nothing.
 func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (read *Lease, err error) {
-	if err := rw.c.check(ctx); err != nil {
+	end, err := rw.c.begin(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer end()
 	if rw.c.obs != nil {
 		defer func(start time.Time) { rw.c.acquired(ctx, rw.name, "read", start, 1, read, err) }(time.Now())
 	}

@@ -1,0 +1,103 @@
+package conformance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// renewTTL is the TTL of auto-refreshed leases in the Refresh rules: a
+// renewal every 300 ms, a retry 90 ms after a failed one.
+const renewTTL = 900 * time.Millisecond
+
+var renewModes = []mode{mAuto, mReadAuto, mWriteAuto}
+
+func renewWhat(m mode, how string) string {
+	return "auto-refreshed " + m.kind + " lease [" + m.label + "], " + how
+}
+
+func checkOutcomeRefreshLost(t *testing.T, e *env) {
+	o := newOutcome(t, e)
+	for _, m := range renewModes {
+		what := renewWhat(m, "two renewals in a row whose replies are lost")
+		o.mode(what, func(t *testing.T) {
+			name := o.name(m, "renew-lost")
+			l, g := o.mustAcquire(o.c, m, name, renewTTL)
+			a := o.f.lose(m.script("extend"), 2).onKey(m.hashKey(o.c, name))
+			a.awaitApplied(t, 2, what)
+			// Watch past the deadline that the lost renewals would have kept.
+			for end := time.Now().Add(renewTTL); time.Now().Before(end); time.Sleep(renewTTL / 6) {
+				assertLive(t, l, what)
+				o.assertHeld(m, name, what)
+				if t.Failed() {
+					break
+				}
+			}
+			o.mustUnlock(what, g)
+			assertEnded(t, l, what)
+			o.awaitFree(m, name, what)
+		})
+	}
+}
+
+func checkOutcomeRefreshLate(t *testing.T, e *env) {
+	o := newOutcome(t, e)
+	for _, m := range renewModes {
+		what := renewWhat(m, "a renewal held back until after Unlock")
+		o.mode(what, func(t *testing.T) {
+			name := o.name(m, "renew-late")
+			l, g := o.mustAcquire(o.c, m, name, renewTTL)
+			a := o.f.holdBack(m.script("extend"), 1, nil).onKey(m.hashKey(o.c, name))
+			hc := a.next(t, what)
+			a.disarm()
+			time.Sleep(renewTTL / 2) // the renewer retries and goes on
+			assertLive(t, l, what)
+			o.mustUnlock(what, g)
+			r := hc.deliver(t)
+			require.NoError(t, r.err, "%s: the held call %s, delivered late", what, hc.call)
+			t.Logf("%s: the late renewal replied %v", what, r.r)
+			// The late renewal must not bring the released lock back.
+			o.awaitFree(m, name, what)
+			assertEnded(t, l, what)
+		})
+	}
+}
+
+func checkOutcomeRefreshDelayed(t *testing.T, e *env) {
+	o := newOutcome(t, e)
+	for _, m := range renewModes {
+		for _, slowRelease := range []bool{false, true} {
+			how := "Unlock while a renewal is in flight (delayed " + slowButAnswered.String() + ")"
+			if slowRelease {
+				how = "Unlock whose release ran at once but whose reply took " + slowCall.String() + ", while a renewal delayed " + slowButAnswered.String() + " ran after the release"
+			}
+			what := renewWhat(m, how)
+			o.mode(what, func(t *testing.T) {
+				name := o.name(m, "renew-slow")
+				if slowRelease {
+					name += "-release"
+				}
+				l, g := o.mustAcquire(o.c, m, name, renewTTL)
+				a := o.f.delayBy(m.script("extend"), 1, slowButAnswered).onKey(m.hashKey(o.c, name))
+				since := o.f.answered(m.script("extend"))
+				if slowRelease {
+					// The renewal finds the lock released, and its
+					// reply arrives while Unlock still waits for its own.
+					r := o.f.delayReply(m.script("release"), 1, slowCall).onKey(m.hashKey(o.c, name))
+					defer r.disarm()
+				}
+				a.awaitApplied(t, 1, what)
+				err := o.unlock(e.ctx, g)
+				a.disarm()
+				assert.NoError(t, err, "%s: call: Unlock: got %v, want nil (finding 7)", what, err) // finding 7
+				assertEnded(t, l, what)                                                             // finding 7: Err nil, Lost open
+				o.f.awaitAnswered(t, since, what+": the delayed renewal", m.script("extend"))
+				time.Sleep(50 * time.Millisecond)                     // the renewer has its reply
+				assertEnded(t, l, what+", after the renewal's reply") // finding 7
+				o.awaitFree(m, name, what)
+			})
+		}
+	}
+}

@@ -1,0 +1,505 @@
+package conformance
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// fate is what a faultScripter does to a call it was armed for. Each one
+// is a way a real call ends with an outcome its caller cannot know.
+type fate int
+
+const (
+	// fateLost runs the call on Redis, then returns a connection error as
+	// if the connection broke after the command was read: the call took
+	// effect, the caller does not know it.
+	fateLost fate = iota + 1
+	// fateLate does not run the call now: it cancels the caller's context
+	// (when the test gave its cancel func) or returns a timeout, and holds
+	// the call until the test delivers it (after the caller gave up, after
+	// its clean-up, after its later attempts); then it runs on Redis and
+	// its reply goes to the test.
+	fateLate
+	// fateDelayed runs the call on Redis after a pause (or, armed with
+	// delayReply, at once, its reply taking the pause on the way back). A
+	// caller whose context lasts waits it out and gets the reply; one
+	// whose context ends first gets the context's error while the call
+	// still runs.
+	fateDelayed
+)
+
+func (f fate) String() string {
+	switch f {
+	case fateLost:
+		return "lost"
+	case fateLate:
+		return "late"
+	case fateDelayed:
+		return "delayed"
+	}
+	return "none"
+}
+
+// errInjectedEOF and errInjectedTimeout are the connection errors a
+// faultScripter returns; both are net.Errors, so the core treats them as
+// transient connection failures, and neither carries a Redis error code.
+var (
+	errInjectedEOF     = &net.OpError{Op: "read", Net: "tcp", Err: io.ErrUnexpectedEOF}
+	errInjectedTimeout = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+)
+
+// errHeldDropped is the reply of a held call the test never delivered: it
+// was never sent (the case ended first).
+var errHeldDropped = errors.New("conformance: held call dropped at the end of the case, never sent")
+
+// cleanupScripts are the clean-up calls of the unknown-outcome protocol.
+var cleanupScripts = []string{"abandon", "dequeue", "rw_cancel", "unclaim"}
+
+// faultScripter wraps the driver's Scripter (no mock: every call that runs,
+// runs on Redis) and applies a fate to the calls it is armed for, named by
+// script (locker.ScriptName). It counts calls per script and forwards
+// Subscribe. Held and delayed calls run in goroutines of its own, ended by
+// close at the end of the case.
+type faultScripter struct {
+	locker.Scripter
+	admin admin
+
+	mu      sync.Mutex
+	arms    []*faultArm
+	calls   map[string]int // calls the core made, per script
+	ran     map[string]int // calls that reached Redis and returned, per script
+	ranOK   map[string]int // of those, the ones Redis answered without error
+	stop    chan struct{}  // closed by close
+	stopped bool
+	bg      sync.WaitGroup
+}
+
+// faults returns a faultScripter around the case's Scripter; it is closed
+// (held calls dropped, goroutines ended) when the case ends, after the
+// clients created later were closed.
+func (e *env) faults() *faultScripter {
+	f := &faultScripter{
+		Scripter: e.s, admin: e.d.admin,
+		calls: map[string]int{}, ran: map[string]int{}, ranOK: map[string]int{},
+		stop: make(chan struct{}),
+	}
+	e.t.Cleanup(f.close)
+	return f
+}
+
+// close drops every held call that was not delivered and waits for the
+// goroutines of held and delayed calls.
+func (f *faultScripter) close() {
+	f.mu.Lock()
+	if !f.stopped {
+		f.stopped = true
+		close(f.stop)
+	}
+	f.mu.Unlock()
+	f.bg.Wait()
+}
+
+// faultArm applies one fate to the next calls of one script.
+type faultArm struct {
+	f      *faultScripter
+	script string             // the script's name
+	key    string             // when set, only calls whose first key is key
+	fate   fate               //
+	skip   int                // matching calls let through before the fate applies
+	left   int                // calls still to apply the fate to; < 0: every call
+	cancel context.CancelFunc // late: cancels the caller's context
+	delay  time.Duration      // delayed: the pause
+	first  bool               // delayed: run at once, delay the reply
+	hits   int                // calls the fate was applied to
+	held   chan *heldCall     // late: the held calls, in arrival order
+}
+
+// arm arms f for the next n calls (n < 0: all) of script.
+func (f *faultScripter) arm(script string, ft fate, n int) *faultArm {
+	a := &faultArm{f: f, script: script, fate: ft, left: n, held: make(chan *heldCall, 1024)}
+	f.mu.Lock()
+	f.arms = append(f.arms, a)
+	f.mu.Unlock()
+	return a
+}
+
+// lose makes the next n calls of script run on Redis and lose their reply.
+func (f *faultScripter) lose(script string, n int) *faultArm { return f.arm(script, fateLost, n) }
+
+// holdBack holds back the next n calls of script; for each it calls cancel
+// when not nil (the caller's context ends) or else returns a timeout.
+func (f *faultScripter) holdBack(script string, n int, cancel context.CancelFunc) *faultArm {
+	a := f.arm(script, fateLate, n)
+	f.mu.Lock()
+	a.cancel = cancel
+	f.mu.Unlock()
+	return a
+}
+
+// delayBy delays the next n calls of script by d.
+func (f *faultScripter) delayBy(script string, n int, d time.Duration) *faultArm {
+	a := f.arm(script, fateDelayed, n)
+	f.mu.Lock()
+	a.delay = d
+	f.mu.Unlock()
+	return a
+}
+
+// delayReply runs the next n calls of script on Redis at once and hands
+// their replies back after d, as a slow network on the way back does.
+func (f *faultScripter) delayReply(script string, n int, d time.Duration) *faultArm {
+	a := f.delayBy(script, n, d)
+	f.mu.Lock()
+	a.first = true
+	f.mu.Unlock()
+	return a
+}
+
+// onKey restricts a to calls whose first key is key; it returns a.
+func (a *faultArm) onKey(key string) *faultArm {
+	a.f.mu.Lock()
+	a.key = key
+	a.f.mu.Unlock()
+	return a
+}
+
+// after lets the first n matching calls through untouched; it returns a.
+func (a *faultArm) after(n int) *faultArm {
+	a.f.mu.Lock()
+	a.skip = n
+	a.f.mu.Unlock()
+	return a
+}
+
+// disarm stops a from applying to further calls.
+func (a *faultArm) disarm() {
+	a.f.mu.Lock()
+	a.left = 0
+	a.f.mu.Unlock()
+}
+
+// applied is the number of calls a's fate was applied to so far.
+func (a *faultArm) applied() int {
+	a.f.mu.Lock()
+	defer a.f.mu.Unlock()
+	return a.hits
+}
+
+// awaitApplied waits until a's fate was applied to n calls.
+func (a *faultArm) awaitApplied(t *testing.T, n int, what string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return a.applied() >= n }, 10*time.Second, time.Millisecond,
+		"%s: want the %s fate applied to %d %s call(s), got %d", what, a.fate, n, a.script, a.applied())
+}
+
+// next returns the next call a held back, waiting for it up to 10 s.
+func (a *faultArm) next(t *testing.T, what string) *heldCall {
+	t.Helper()
+	select {
+	case h := <-a.held:
+		return h
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no %s call was held back within 10s", what, a.script)
+		return nil
+	}
+}
+
+// heldCalls returns the calls a held back so far, without waiting.
+func (a *faultArm) heldCalls() []*heldCall {
+	var hs []*heldCall
+	for {
+		select {
+		case h := <-a.held:
+			hs = append(hs, h)
+		default:
+			return hs
+		}
+	}
+}
+
+// scriptCall is one script call as the core made it.
+type scriptCall struct {
+	name       string
+	sha, src   string // src set: an Eval
+	keys, args []string
+}
+
+func (c scriptCall) String() string {
+	return fmt.Sprintf("%s keys %q args %q", c.name, c.keys, c.args)
+}
+
+// callReply is what Redis answered to a call.
+type callReply struct {
+	r   any
+	err error
+}
+
+// heldCall is a call held back by the late fate.
+type heldCall struct {
+	call  scriptCall
+	send  chan struct{}
+	once  sync.Once
+	reply chan callReply
+}
+
+// deliver sends the held call to Redis now and returns its reply.
+func (h *heldCall) deliver(t *testing.T) callReply {
+	t.Helper()
+	h.once.Do(func() { close(h.send) })
+	select {
+	case r := <-h.reply:
+		return r
+	case <-time.After(15 * time.Second):
+		t.Fatalf("held %s: no reply within 15s of its delivery", h.call)
+		return callReply{}
+	}
+}
+
+// count returns how many calls of script the core made so far.
+func (f *faultScripter) count(script string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[script]
+}
+
+// answered returns how many calls of the scripts reached Redis and were
+// answered without error so far.
+func (f *faultScripter) answered(scripts ...string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, s := range scripts {
+		n += f.ranOK[s]
+	}
+	return n
+}
+
+// awaitAnswered waits until more than since calls of the scripts were
+// answered by Redis (since: an earlier answered(scripts...)).
+func (f *faultScripter) awaitAnswered(t *testing.T, since int, what string, scripts ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return f.answered(scripts...) > since }, 10*time.Second, time.Millisecond,
+		"%s: want a call of %v answered by Redis within 10s, got none", what, scripts)
+}
+
+// awaitCleanup waits until a clean-up call made after since was answered.
+func (f *faultScripter) awaitCleanup(t *testing.T, since int, what string) {
+	t.Helper()
+	f.awaitAnswered(t, since, what+": the clean-up of the call", cleanupScripts...)
+}
+
+// nameOf names the script of a call.
+func nameOf(sha, src string) string {
+	if src != "" {
+		sum := sha1.Sum([]byte(src))
+		sha = hex.EncodeToString(sum[:])
+	}
+	if n := locker.ScriptName(sha); n != "" {
+		return n
+	}
+	return "sha:" + sha
+}
+
+func (f *faultScripter) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
+	return f.do(ctx, scriptCall{name: nameOf(sha, ""), sha: sha, keys: keys, args: args})
+}
+
+func (f *faultScripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
+	return f.do(ctx, scriptCall{name: nameOf("", src), src: src, keys: keys, args: args})
+}
+
+// forward runs c on Redis through the driver and counts it.
+func (f *faultScripter) forward(ctx context.Context, c scriptCall) (any, error) {
+	var r any
+	var err error
+	if c.src != "" {
+		r, err = f.Scripter.Eval(ctx, c.src, c.keys, c.args)
+	} else {
+		r, err = f.Scripter.EvalSha(ctx, c.sha, c.keys, c.args)
+	}
+	f.mu.Lock()
+	f.ran[c.name]++
+	if err == nil {
+		f.ranOK[c.name]++
+	}
+	f.mu.Unlock()
+	return r, err
+}
+
+// match returns the arm for c, counting the hit, or nil.
+func (f *faultScripter) match(c scriptCall) *faultArm {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls[c.name]++
+	for _, a := range f.arms {
+		if a.left == 0 || a.script != c.name || a.key != "" && (len(c.keys) == 0 || c.keys[0] != a.key) {
+			continue
+		}
+		if a.skip > 0 {
+			a.skip--
+			return nil
+		}
+		return a
+	}
+	return nil
+}
+
+// consume records that a's fate was applied to one call.
+func (f *faultScripter) consume(a *faultArm) {
+	f.mu.Lock()
+	a.hits++
+	if a.left > 0 {
+		a.left--
+	}
+	f.mu.Unlock()
+}
+
+// missing reports whether an EVALSHA call would find its script missing
+// on the node that serves it: a held or delayed call must not turn a
+// NOSCRIPT (an answer that changes nothing) into an unknown outcome.
+func (f *faultScripter) missing(c scriptCall) bool {
+	if c.src != "" || len(c.keys) == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := f.admin.Do(ctx, c.keys[0], "SCRIPT", "EXISTS", c.sha)
+	if err != nil {
+		return false
+	}
+	a, _ := r.([]any)
+	return len(a) == 1 && a[0] == int64(0)
+}
+
+// bgCtx is the context of a call run on the test's account: bounded, and
+// independent of the caller, who may have given up.
+func bgCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}
+
+func (f *faultScripter) do(ctx context.Context, c scriptCall) (any, error) {
+	a := f.match(c)
+	if a == nil {
+		return f.forward(ctx, c)
+	}
+	switch a.fate {
+	case fateLost:
+		bctx, cancel := bgCtx()
+		_, err := f.forward(bctx, c)
+		cancel()
+		if err != nil {
+			// Redis answered with an error (NOSCRIPT, say): nothing
+			// changed, and the caller may learn so; the arm waits for
+			// the next call.
+			return nil, err
+		}
+		f.consume(a)
+		return nil, fmt.Errorf("conformance: injected fault (%s call ran, its reply was lost): %w", c.name, errInjectedEOF)
+
+	case fateLate:
+		if f.missing(c) {
+			return nil, fmt.Errorf("conformance: script %s not loaded on the node (checked before holding the call back): %w", c.name, locker.ErrNoScript)
+		}
+		f.consume(a)
+		h := &heldCall{call: c, send: make(chan struct{}), reply: make(chan callReply, 1)}
+		f.bg.Add(1)
+		go func() {
+			defer f.bg.Done()
+			select {
+			case <-h.send:
+			case <-f.stop:
+				h.reply <- callReply{err: errHeldDropped}
+				return
+			}
+			bctx, cancel := bgCtx()
+			defer cancel()
+			r, err := f.forward(bctx, c)
+			h.reply <- callReply{r, err}
+		}()
+		a.held <- h
+		f.mu.Lock()
+		cancelCaller := a.cancel
+		f.mu.Unlock()
+		if cancelCaller != nil {
+			cancelCaller()
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("conformance: injected fault (%s call held back): %w", c.name, err)
+			}
+		}
+		return nil, fmt.Errorf("conformance: injected fault (%s call held back): %w", c.name, errInjectedTimeout)
+
+	case fateDelayed:
+		if f.missing(c) {
+			return nil, fmt.Errorf("conformance: script %s not loaded on the node (checked before delaying the call): %w", c.name, locker.ErrNoScript)
+		}
+		f.consume(a)
+		f.mu.Lock()
+		d, first := a.delay, a.first
+		f.mu.Unlock()
+		res := make(chan callReply, 1)
+		f.bg.Add(1)
+		go func() {
+			defer f.bg.Done()
+			var rep callReply
+			if first {
+				bctx, cancel := bgCtx()
+				rep.r, rep.err = f.forward(bctx, c)
+				cancel()
+			}
+			select {
+			case <-time.After(d):
+			case <-f.stop:
+				res <- callReply{err: errHeldDropped}
+				return
+			}
+			if !first {
+				bctx, cancel := bgCtx()
+				rep.r, rep.err = f.forward(bctx, c)
+				cancel()
+			}
+			res <- rep
+		}()
+		select {
+		case r := <-res:
+			return r.r, r.err
+		case <-ctx.Done():
+			// The caller gives up; the call still runs when its pause ends.
+			return nil, fmt.Errorf("conformance: %s call delayed by %v: %w", c.name, d, ctx.Err())
+		}
+	}
+	return f.forward(ctx, c)
+}
+
+func (f *faultScripter) ScriptLoad(ctx context.Context, src string) (string, error) {
+	return f.Scripter.ScriptLoad(ctx, src)
+}
+
+// Subscribe forwards to the driver's Subscriber; without one it fails, and
+// the core falls back to polling.
+func (f *faultScripter) Subscribe(ctx context.Context, channel string, onMessage func()) (func(), error) {
+	s, ok := f.Scripter.(locker.Subscriber)
+	if !ok {
+		return nil, errors.New("conformance: driver does not implement locker.Subscriber")
+	}
+	return s.Subscribe(ctx, channel, onMessage)
+}
+
+// isInjected reports whether err carries one of the faultScripter's errors.
+func isInjected(err error) bool {
+	return errors.Is(err, errInjectedEOF) || errors.Is(err, errInjectedTimeout) ||
+		err != nil && strings.Contains(err.Error(), "conformance: injected fault")
+}
