@@ -360,7 +360,7 @@ func checkLockDeadline(t *testing.T, e *env) {
 	require.NoError(t, err, "call: a.TTL() after the waiter gave up")
 	assert.Greater(t, ttl, 20*time.Second, "call: a.TTL(): the waiter must not have touched a's lease")
 	require.NoError(t, a.Unlock(e.ctx), "call: a.Unlock")
-	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after Unlock, fence counters aside")
+	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after Unlock")
 }
 
 func checkOddNames(t *testing.T, e *env) {

@@ -212,7 +212,7 @@ func checkRWManyReaders(t *testing.T, e *env) {
 	require.NoError(t, r.err, "call: writer Lock after the last reader left")
 	assert.Equal(t, int32(n), seen, "call: readers that had started to unlock when the writer's Lock returned")
 	require.NoError(t, r.l.Unlock(e.ctx), "call: writer Unlock")
-	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock, fence counters aside")
+	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock")
 }
 
 func checkRWExclusion(t *testing.T, e *env) {
@@ -331,7 +331,7 @@ func checkRWReaderExpiry(t *testing.T, e *env) {
 	assert.Greater(t, w2.Fence(), w.Fence(), "call: Fence() of the grant after the reader expired")
 	assert.ErrorIs(t, a.Unlock(e.ctx), locker.ErrHeldByOther, "call: a.Unlock() of the expired reader while a writer holds")
 	require.NoError(t, w2.Unlock(e.ctx), "call: writer Unlock")
-	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock, fence counters aside")
+	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock")
 }
 
 func checkRWWriterPreference(t *testing.T, e *env) {
@@ -450,7 +450,7 @@ func checkRWWriterGivesUp(t *testing.T, e *env) {
 	require.NoError(t, err, "call: r.TTL() after the writers gave up")
 	assert.Greater(t, ttl, 20*time.Second, "call: r.TTL(): the writers must not have touched r's lease")
 	require.NoError(t, r.Unlock(e.ctx), "call: r.Unlock")
-	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock, fence counters aside")
+	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock")
 }
 
 func checkRWDowngrade(t *testing.T, e *env) {
@@ -515,7 +515,7 @@ func checkRWDowngrade(t *testing.T, e *env) {
 	assert.True(t, sawDone, "call: the waiting writer got the lock before the downgraded lease was unlocked")
 	assert.Greater(t, res.l.Fence(), w.Fence(), "call: Fence() of the waiting writer: after the downgraded write grant")
 	require.NoError(t, ignoreExpired(res.l.Unlock(e.ctx)), "call: waiting writer's Unlock")
-	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock, fence counters aside")
+	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock")
 }
 
 func checkRWFences(t *testing.T, e *env) {
@@ -618,7 +618,7 @@ func checkRWStaleLease(t *testing.T, e *env) {
 	_, err = long.TryRLock(e.ctx)
 	assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryRLock: w must still write")
 	require.NoError(t, w.Unlock(e.ctx), "call: w.Unlock")
-	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock, fence counters aside")
+	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock")
 }
 
 // argvRecorder records the KEYS and ARGV of every script call.
@@ -803,7 +803,7 @@ func checkRWBadInput(t *testing.T, e *env) {
 	for _, l := range []*locker.Lease{w, r, ml} {
 		require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
 	}
-	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after the bad inputs, fence counters aside")
+	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after the bad inputs")
 }
 
 func checkRWUseAfterClose(t *testing.T, e *env) {
