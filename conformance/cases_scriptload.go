@@ -106,7 +106,7 @@ func runFlushedSteps(t *testing.T, e *env, c *locker.Client, cs *countingScripte
 		{"Claim", func() error {
 			first, err := c.Claim(e.ctx, "flushed-claim", time.Second)
 			if err == nil && !first {
-				return errors.New("Claim on a fresh key returned false, want true")
+				return errors.New("call: Claim on a fresh key returned false, want true")
 			}
 			return err
 		}},
