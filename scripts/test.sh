@@ -34,7 +34,7 @@ if [[ "${SCRIPTLOCK_STATICCHECK:-1}" == 1 ]]; then
 fi
 
 echo "== go test -race -count=1 ${*:-./...}"
-go test -race -count=1 -timeout 12m "${@:-./...}"
+go test -race -count=1 -timeout 20m "${@:-./...}"
 
 # otel/ is its own module (the core never imports OpenTelemetry): ./...
 # above does not reach it.
