@@ -21,13 +21,13 @@ type Client struct {
 	drift  float64
 	minDly time.Duration
 	maxDly time.Duration
+	obs    Observer // nil: no events
 	closed atomic.Bool
 	done   chan struct{} // closed by Close: blocked Locks return
 
-	opMu    sync.Mutex    // guards the fields below
+	opMu    sync.Mutex    // guards ops and opsDone
 	ops     int           // operations in flight that may schedule clean-ups
 	opsDone chan struct{} // closed when ops drops to 0 during Close
-	obs    Observer      // nil: no events
 
 	renewer *renewer // auto-refresh, see renew.go
 	wake    wakeHub  // push wake-ups, see wake.go

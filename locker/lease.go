@@ -365,11 +365,13 @@ func (l *Lease) abortRelease() {
 	l.mu.Lock()
 	l.releasing = false
 	passed := l.lostCh != nil && !time.Now().Before(l.validUntil)
+	lost := l.lostErr != nil
 	l.mu.Unlock()
 	if passed {
 		l.lose(fmt.Errorf("%w: %q: validity deadline passed without renewal", ErrExpired, l.name))
+		return
 	}
-	if l.refresh {
+	if l.refresh && !lost {
 		l.c.renewer.add(l)
 	}
 }
