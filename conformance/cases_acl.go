@@ -42,7 +42,7 @@ func checkACL(t *testing.T, e *env) {
 		t.Skipf("driver %s declares no ACL support (Driver.Authenticated is nil)", e.d.driver.Name)
 	}
 	const user, pw = "scriptlock-acl", "acl-secret"
-	rules := append([]string{"~" + e.prefix + "*", "&" + e.prefix + "*"}, ACLCommands...)
+	rules := append([]string{"~" + e.prefix + "*", "&" + e.prefix + "*"}, e.aclCommands()...)
 	require.NoError(t, e.d.admin.CreateACLUser(e.ctx, user, pw, rules...), "call: admin ACL SETUSER %s %v", user, rules)
 	s := e.d.driver.Authenticated(t, e.d.addrs, e.d.admin.cluster() != nil, user, pw)
 

@@ -113,10 +113,10 @@ func checkLostWakeup(t *testing.T, e *env) {
 	}
 }
 
-// killSubscribers kills every connection with a shard subscription on the
-// node that owns key (RESP2 subscribers are of type pubsub, RESP3 ones of
-// type normal, so CLIENT KILL TYPE cannot single them out) and returns how
-// many it killed.
+// killSubscribers kills every connection with a shard subscription (or a
+// plain one, on a server without sharded pub/sub) on the node that owns
+// key (RESP2 subscribers are of type pubsub, RESP3 ones of type normal, so
+// CLIENT KILL TYPE cannot single them out) and returns how many it killed.
 func (e *env) killSubscribers(key string) int {
 	e.t.Helper()
 	r, err := e.d.admin.Do(e.ctx, key, "CLIENT", "LIST")
@@ -131,7 +131,7 @@ func (e *env) killSubscribers(key string) int {
 			switch {
 			case k == "id":
 				id = v
-			case k == "ssub" && v != "0":
+			case (k == "ssub" || k == "sub") && v != "0": // "sub": plain SUBSCRIBE, on servers without SSUBSCRIBE
 				subscribed = true
 			}
 		}

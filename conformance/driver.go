@@ -80,6 +80,7 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 	t.Run("deployment=standalone", func(t *testing.T) {
 		s := d.Standalone(t, srv.Addr)
 		dep := &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}}
+		logServer(t, dep.admin, "")
 		runCases(t, dep, groups)
 		watch = watchKeys(dep)
 	})
@@ -90,6 +91,7 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 		c := redisserver.StartClusterWithReplicas(t)
 		s := d.Cluster(t, c.Addrs)
 		dep := &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs}
+		logServer(t, dep.admin, "")
 		runCases(t, dep, groups)
 		w := watchKeys(dep)
 		t.Run("Leak/NoKeysLeft", w.report)

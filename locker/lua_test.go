@@ -143,7 +143,7 @@ func TestLuaNoBooleanReplies(t *testing.T) {
 // migration), and that every script that publishes publishes only on the
 // ARGV entry its header documents as the wake channel.
 func TestLuaWakeChannelInARGV(t *testing.T) {
-	publish := regexp.MustCompile(`redis\.call\('SPUBLISH', ([^,]+),`)
+	publish := regexp.MustCompile(`redis\.p?call\('S?PUBLISH', ([^,]+),`)
 	finish := regexp.MustCompile(`\bfinish\(([^)]*)\)`)
 	for _, name := range allScripts() {
 		p := parseHeader(t, name)

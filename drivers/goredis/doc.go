@@ -29,7 +29,8 @@
 // # Push wake-ups
 //
 // The Scripter also implements [locker.Subscriber] with sharded pub/sub
-// (SSUBSCRIBE), so waiters are woken by the release itself. It needs a
+// (SSUBSCRIBE; plain SUBSCRIBE on a server without it, such as Redis 6.2
+// or miniredis), so waiters are woken by the release itself. It needs a
 // *redis.Client, *redis.ClusterClient or *redis.Ring; with any other
 // redis.Scripter, Subscribe fails and the core polls.
 //

@@ -12,7 +12,11 @@ import (
 	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
 )
 
-// Subscribe implements locker.Subscriber with sharded pub/sub (SSUBSCRIBE).
+// Subscribe implements locker.Subscriber with sharded pub/sub (SSUBSCRIBE),
+// or plain pub/sub (SUBSCRIBE) on a server that has no sharded pub/sub
+// (Redis before 7.0, miniredis), where the scripts publish with PUBLISH:
+// each pub/sub connection tries SSUBSCRIBE first and, when the server
+// answers that it does not know the command, uses SUBSCRIBE from then on.
 // It subscribes onMessage to channel and blocks until the server confirms
 // the subscription (at once when the channel is already subscribed), ctx
 // is done, or the subscription fails; it then returns an error and leaves
@@ -122,6 +126,10 @@ func (c *conn) Send(ctx context.Context, cmd pubsubmux.Cmd, channel string) erro
 		return c.ps.SSubscribe(ctx, channel)
 	case pubsubmux.SUnsubscribe:
 		return c.ps.SUnsubscribe(ctx, channel)
+	case pubsubmux.Subscribe:
+		return c.ps.Subscribe(ctx, channel)
+	case pubsubmux.Unsubscribe:
+		return c.ps.Unsubscribe(ctx, channel)
 	case pubsubmux.Ping:
 		return c.ps.Ping(ctx)
 	}
@@ -142,9 +150,9 @@ func (c *conn) Receive() (pubsubmux.Event, error) {
 		return pubsubmux.Event{Kind: pubsubmux.Message, Channel: v.Channel}, nil
 	case *redis.Subscription:
 		switch v.Kind {
-		case "ssubscribe":
+		case "ssubscribe", "subscribe":
 			return pubsubmux.Event{Kind: pubsubmux.Subscribed, Channel: v.Channel}, nil
-		case "sunsubscribe":
+		case "sunsubscribe", "unsubscribe":
 			return pubsubmux.Event{Kind: pubsubmux.Unsubscribed, Channel: v.Channel}, nil
 		}
 		return pubsubmux.Event{}, fmt.Errorf("goredis: unexpected pub/sub reply %s", v)

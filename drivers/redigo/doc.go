@@ -36,7 +36,8 @@
 // # Push wake-ups
 //
 // The Scripter also implements [locker.Subscriber] with sharded pub/sub
-// (SSUBSCRIBE), so waiters are woken by the release itself. redigo's
+// (SSUBSCRIBE; plain SUBSCRIBE on a server without it, such as Redis 6.2
+// or miniredis), so waiters are woken by the release itself. redigo's
 // PubSubConn does not know the sharded commands, so the driver speaks them
 // itself on a plain connection.
 //

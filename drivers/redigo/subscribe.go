@@ -13,7 +13,11 @@ import (
 	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
 )
 
-// Subscribe implements locker.Subscriber with sharded pub/sub (SSUBSCRIBE).
+// Subscribe implements locker.Subscriber with sharded pub/sub (SSUBSCRIBE),
+// or plain pub/sub (SUBSCRIBE) on a server that has no sharded pub/sub
+// (Redis before 7.0, miniredis), where the scripts publish with PUBLISH:
+// each pub/sub connection tries SSUBSCRIBE first and, when the server
+// answers that it does not know the command, uses SUBSCRIBE from then on.
 // It subscribes onMessage to channel and blocks until the server confirms
 // the subscription (at once when the channel is already subscribed), ctx
 // is done, or the subscription fails; it then returns an error and leaves
@@ -186,7 +190,7 @@ func (t *clusterTransport) Stale(channel string, err error) {
 
 // conn is one redigo connection in pub/sub mode. redigo's PubSubConn does
 // not know the sharded commands (ssubscribe, smessage), so conn sends and
-// parses them itself.
+// parses them, and their plain forms, itself.
 type conn struct {
 	c    redis.Conn
 	stop func() bool // cancels the close-on-ctx-done hook
@@ -205,6 +209,10 @@ func (c *conn) Send(_ context.Context, cmd pubsubmux.Cmd, channel string) error 
 		err = c.c.Send("SSUBSCRIBE", channel)
 	case pubsubmux.SUnsubscribe:
 		err = c.c.Send("SUNSUBSCRIBE", channel)
+	case pubsubmux.Subscribe:
+		err = c.c.Send("SUBSCRIBE", channel)
+	case pubsubmux.Unsubscribe:
+		err = c.c.Send("UNSUBSCRIBE", channel)
 	case pubsubmux.Ping:
 		err = c.c.Send("PING")
 	default:
@@ -249,11 +257,11 @@ func (c *conn) Receive() (pubsubmux.Event, error) {
 		return pubsubmux.Event{}, fmt.Errorf("redigo: unexpected pub/sub reply %v", v)
 	}
 	switch kind {
-	case "smessage":
+	case "smessage", "message":
 		return pubsubmux.Event{Kind: pubsubmux.Message, Channel: channel}, nil
-	case "ssubscribe":
+	case "ssubscribe", "subscribe":
 		return pubsubmux.Event{Kind: pubsubmux.Subscribed, Channel: channel}, nil
-	case "sunsubscribe":
+	case "sunsubscribe", "unsubscribe":
 		return pubsubmux.Event{Kind: pubsubmux.Unsubscribed, Channel: channel}, nil
 	}
 	return pubsubmux.Event{}, fmt.Errorf("redigo: unexpected pub/sub reply %q", kind)

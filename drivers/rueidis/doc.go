@@ -14,16 +14,19 @@
 // # Push wake-ups
 //
 // The Scripter also implements [locker.Subscriber] with sharded pub/sub
-// (SSUBSCRIBE through Client.Receive), so waiters are woken by the release
-// itself. The driver opens no connection of its own: rueidis carries the
-// subscriptions on its connection to the node that owns each channel's
-// slot (with RESP3, the node's pipelined connection; with RESP2, one extra
-// connection per node), so all channels of a node share one connection,
-// and rueidis routes, follows MOVED and reconnects. Unlike the other
-// drivers, each subscribed channel has a goroutine of the driver, blocked
-// in Client.Receive, from its first Subscribe until its last subscription
-// ends; it then sends SUNSUBSCRIBE on that connection (rueidis itself
-// leaves the server subscribed when a Receive call returns) and exits.
+// (SSUBSCRIBE through Client.Receive; plain SUBSCRIBE on a server without
+// it, such as Redis 6.2), so waiters are woken by the release itself. On
+// miniredis, set ClientOption.DisableCache and AlwaysRESP2: it refuses
+// other commands on a connection that subscribed. The driver opens no
+// connection of its own: rueidis carries the subscriptions on its
+// connection to the node that owns each channel's slot (with RESP3, the
+// node's pipelined connection; with RESP2, one extra connection per node),
+// so all channels of a node share one connection, and rueidis routes,
+// follows MOVED and reconnects. Unlike the other drivers, each subscribed
+// channel has a goroutine of the driver, blocked in Client.Receive, from
+// its first Subscribe until its last subscription ends; it then sends
+// SUNSUBSCRIBE (UNSUBSCRIBE) on that connection (rueidis itself leaves the
+// server subscribed when a Receive call returns) and exits.
 // Nothing runs when nothing is subscribed, and the Scripter needs no Close.
 //
 // Subscribe returns once rueidis reports the server's confirmation. When

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
 )
 
 // Timing of Subscribe; see its doc.
@@ -18,7 +20,12 @@ const (
 	maxBackoff         = 2 * time.Second       // longest such pause
 )
 
-// Subscribe implements locker.Subscriber with sharded pub/sub (SSUBSCRIBE).
+// Subscribe implements locker.Subscriber with sharded pub/sub (SSUBSCRIBE),
+// or plain pub/sub (SUBSCRIBE) on a server that has no sharded pub/sub
+// (Redis before 7.0), where the scripts publish with PUBLISH: the driver
+// tries SSUBSCRIBE and, when the server answers that it does not know the
+// command, subscribes with SUBSCRIBE instead and keeps doing so until one
+// of its pub/sub connections is lost (the server may have been upgraded).
 // It subscribes onMessage to the shard channel name and blocks until the
 // server confirms the subscription (at once when the channel is already
 // subscribed), ctx is done, or the subscription fails; it then returns an
@@ -88,6 +95,10 @@ func (s *Scripter) Subscribe(ctx context.Context, name string, onMessage func())
 type pubsub struct {
 	mu    sync.Mutex
 	chans map[string]*channel // channels with a running goroutine
+
+	// plain is set when the server answered SSUBSCRIBE with an unknown
+	// command error: subscribe with SUBSCRIBE. A lost connection clears it.
+	plain atomic.Bool
 }
 
 // channel is one shard channel and its goroutine; guarded by pubsub.mu.
@@ -131,6 +142,7 @@ func (p *pubsub) run(c rueidis.Client, ch *channel) {
 		ctx, cancel := context.WithCancel(context.Background())
 		ch.cancel = cancel
 		p.mu.Unlock()
+		plain := p.plain.Load()
 
 		rctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
 			p.onSubscription(ch, gen, s)
@@ -143,7 +155,11 @@ func (p *pubsub) run(c rueidis.Client, ch *channel) {
 				// the connection is still subscribed. Leave the channel on
 				// that very connection.
 				uctx, ucancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
-				_ = cc.Do(uctx, cc.B().Sunsubscribe().Channel(ch.name).Build()).Error()
+				if plain {
+					_ = cc.Do(uctx, cc.B().Unsubscribe().Channel(ch.name).Build()).Error()
+				} else {
+					_ = cc.Do(uctx, cc.B().Sunsubscribe().Channel(ch.name).Build()).Error()
+				}
 				ucancel()
 			case err != nil && ctx.Err() == nil:
 				if _, server := rueidis.IsRedisErr(err); !server {
@@ -156,11 +172,27 @@ func (p *pubsub) run(c rueidis.Client, ch *channel) {
 			}
 			return err
 		})
-		err := c.Receive(rctx, c.B().Ssubscribe().Channel(ch.name).Build(), func(rueidis.PubSubMessage) {
+		name, subscribe := "SSUBSCRIBE", c.B().Ssubscribe().Channel(ch.name).Build()
+		if plain {
+			// Routed like SSUBSCRIBE, to the master of the channel's slot:
+			// PUBLISH reaches every node of a Cluster, that one included.
+			name, subscribe = "SUBSCRIBE", c.B().Subscribe().Channel(ch.name).Build().SetSlot(ch.name)
+		}
+		err := c.Receive(rctx, subscribe, func(rueidis.PubSubMessage) {
 			p.deliver(ch)
 		})
 		stopped := ctx.Err() != nil && !failed.Load()
 		cancel()
+		// No sharded pub/sub on this server (Redis 6.2): the scripts
+		// publish with PUBLISH there. Subscribe again at once, with
+		// SUBSCRIBE; that is no failure.
+		unknown := !plain && !stopped && pubsubmux.IsUnknownCommand(err)
+		switch {
+		case unknown:
+			p.plain.Store(true)
+		case failed.Load():
+			p.plain.Store(false) // ask again on the next connection
+		}
 
 		// Receive returned: unsubscribed (by us or by the server, as when
 		// the slot moves), or an error rueidis does not retry.
@@ -175,14 +207,14 @@ func (p *pubsub) run(c rueidis.Client, ch *channel) {
 			case sb.confirmed:
 				notify = append(notify, sb)
 				ch.lost = true
-			case err != nil && !stopped:
-				p.fail(sb, fmt.Errorf("rueidis: SSUBSCRIBE %q: %w", ch.name, err))
+			case err != nil && !stopped && !unknown:
+				p.fail(sb, fmt.Errorf("rueidis: %s %q: %w", name, ch.name, err))
 			}
 		}
 		p.mu.Unlock()
 		deliver(notify)
 
-		if stopped {
+		if stopped || unknown {
 			backoff = 0
 			continue
 		}
@@ -206,7 +238,7 @@ func (p *pubsub) onSubscription(ch *channel, gen uint64, s rueidis.PubSubSubscri
 		return
 	}
 	switch s.Kind {
-	case "ssubscribe":
+	case "ssubscribe", "subscribe":
 		if ch.live {
 			// rueidis subscribed again, after reconnecting: messages may
 			// have been lost in between.
@@ -222,7 +254,7 @@ func (p *pubsub) onSubscription(ch *channel, gen uint64, s rueidis.PubSubSubscri
 			}
 		}
 		ch.lost = false
-	case "sunsubscribe":
+	case "sunsubscribe", "unsubscribe":
 		ch.live = false
 	}
 	p.mu.Unlock()

@@ -52,7 +52,9 @@ type Cluster struct {
 // StartCluster starts a Redis Cluster of three masters and no replicas, each
 // a redis-server on free loopback ports (client and cluster bus), with
 // cluster-node-timeout 2000, no persistence and its own temporary directory
-// holding its nodes.conf. It assigns the slots evenly (CLUSTER ADDSLOTSRANGE),
+// holding its nodes.conf (before 7.0, which has no cluster-port directive,
+// the bus port is the client port + 10000). It assigns the slots evenly
+// (CLUSTER ADDSLOTSRANGE, or ADDSLOTS before 7.0),
 // joins every pair of nodes (CLUSTER MEET), and registers t.Cleanups that
 // stop every node and then remove its directory. Addrs and Nodes are the
 // three masters.
@@ -158,8 +160,8 @@ func (c *Cluster) join(ctx context.Context) error {
 	n := len(c.Nodes)
 	for i, s := range c.Nodes {
 		lo, hi := i*clusterSlots/n, (i+1)*clusterSlots/n-1
-		if _, err := s.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
-			return fmt.Errorf("%s: CLUSTER ADDSLOTSRANGE: %w", s.Addr, err)
+		if err := s.addSlots(ctx, lo, hi); err != nil {
+			return err
 		}
 		if _, err := s.Do(ctx, "CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i+1)); err != nil {
 			return fmt.Errorf("%s: CLUSTER SET-CONFIG-EPOCH: %w", s.Addr, err)
@@ -175,6 +177,25 @@ func (c *Cluster) join(ctx context.Context) error {
 				return fmt.Errorf("%s: CLUSTER MEET %s: %w", a.Addr, b.Addr, err)
 			}
 		}
+	}
+	return nil
+}
+
+// addSlots assigns slots lo to hi to s: CLUSTER ADDSLOTSRANGE, or CLUSTER
+// ADDSLOTS with every slot on a server before 7.0, which lacks it.
+func (s *Server) addSlots(ctx context.Context, lo, hi int) error {
+	if s.ver.hasAddSlotsRange() {
+		if _, err := s.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
+			return fmt.Errorf("%s: CLUSTER ADDSLOTSRANGE: %w", s.Addr, err)
+		}
+		return nil
+	}
+	args := []string{"CLUSTER", "ADDSLOTS"}
+	for i := lo; i <= hi; i++ {
+		args = append(args, strconv.Itoa(i))
+	}
+	if _, err := s.Do(ctx, args...); err != nil {
+		return fmt.Errorf("%s: CLUSTER ADDSLOTS %d..%d: %w", s.Addr, lo, hi, err)
 	}
 	return nil
 }

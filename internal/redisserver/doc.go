@@ -9,6 +9,14 @@
 // directory removed by a t.Cleanup. On Linux the processes are also killed
 // when the test binary dies.
 //
+// The processes run the redis-server found in PATH: Redis 6.2 or later, or
+// Valkey (whose binary may be linked under that name). Its version, read
+// once from redis-server --version ([BinaryVersion], [Server.Release]),
+// decides what an older server would refuse: before 7.0 there is no
+// enable-debug-command directive (DEBUG is always allowed there), no
+// cluster-port (the cluster bus listens on the client port + 10000, so
+// both must be free) and no CLUSTER ADDSLOTSRANGE (ADDSLOTS instead).
+//
 // Tests use real Redis always: when redis-server is not in PATH the start
 // functions fail the test with a message that names the fix; they never skip.
 // Two environment variables point tests at servers started elsewhere instead:

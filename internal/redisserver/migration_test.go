@@ -40,7 +40,15 @@ func TestBeginMigration(t *testing.T) {
 	assert.True(t, strings.HasPrefix(err.Error(), "ASK "), "call: GET of a missing key: got %v, want ASK", err)
 	_, err = from.Do(ctx, "MGET", present, missing)
 	require.Error(t, err, "call: MGET of a present and a missing key while MIGRATING")
-	assert.True(t, strings.HasPrefix(err.Error(), "TRYAGAIN"), "call: MGET: got %v, want TRYAGAIN", err)
+	ver, verr := from.Release(ctx)
+	require.NoError(t, verr)
+	if ver.AtLeast(7, 0) {
+		assert.True(t, strings.HasPrefix(err.Error(), "TRYAGAIN"), "call: MGET: got %v, want TRYAGAIN", err)
+	} else {
+		// Before 7.0 the source redirects a multi-key command with missing
+		// keys (ASK); the target then answers TRYAGAIN.
+		assert.True(t, strings.HasPrefix(err.Error(), "ASK "), "call: MGET on %v: got %v, want ASK", ver, err)
+	}
 
 	_, err = c.BeginMigration(ctx, slot, from)
 	require.Error(t, err, "call: BeginMigration to the slot's own master")

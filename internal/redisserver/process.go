@@ -90,6 +90,42 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// busOffset is where a server without the cluster-port directive (before
+// 7.0) puts its cluster bus: the client port + 10000.
+const busOffset = 10000
+
+// freePortPair returns a port p on 127.0.0.1 such that p and p + busOffset
+// were both free a moment ago, for a cluster node of a server that has no
+// cluster-port directive.
+func freePortPair() (port, bus int, err error) {
+	for range 100 {
+		if port, err = freePort(); err != nil {
+			return 0, 0, err
+		}
+		if port+busOffset > 65535 {
+			// Take the pair below instead: both must still be free.
+			port -= busOffset
+			if port < 1024 {
+				continue
+			}
+		}
+		if portFree(port) && portFree(port+busOffset) {
+			return port, port + busOffset, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("redisserver: found no free port p with p+%d free too", busOffset)
+}
+
+// portFree reports whether port on 127.0.0.1 can be bound now.
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
+}
+
 // args returns the redis-server command line for s.
 func (s *Server) args() []string {
 	a := []string{
@@ -101,16 +137,26 @@ func (s *Server) args() []string {
 		"--daemonize", "no",
 		"--logfile", "",
 		"--loglevel", "notice",
-		"--enable-debug-command", "local",
 		"--aclfile", filepath.Join(s.dir, aclFileName),
+	}
+	if s.ver.hasDebugConfig() {
+		// DEBUG (DEBUG SLEEP for stalls) is refused from 7.0 on unless
+		// enabled; before 7.0 it is always allowed and the directive does
+		// not exist.
+		a = append(a, "--enable-debug-command", "local")
 	}
 	if s.busPort != 0 {
 		a = append(a,
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", filepath.Join(s.dir, nodesConfName),
 			"--cluster-node-timeout", "2000",
-			"--cluster-port", strconv.Itoa(s.busPort),
 			"--cluster-announce-ip", "127.0.0.1",
+		)
+		if s.ver.hasClusterPort() {
+			// Before 7.0 the bus listens on the client port + 10000.
+			a = append(a, "--cluster-port", strconv.Itoa(s.busPort))
+		}
+		a = append(a,
 			// A replica's first sync starts at once instead of after 5s.
 			"--repl-diskless-sync-delay", "0",
 			// The master pings its replicas every second, so a replica's
@@ -238,14 +284,20 @@ func probe(ctx context.Context, addr, pid string) error {
 
 // start picks free ports and launches the process, retrying on other ports
 // when the chosen one is taken before the server binds it. cluster selects a
-// cluster node (with a cluster bus port).
+// cluster node (with a cluster bus port: any free one, or the client port +
+// 10000 on a server before 7.0).
 func (s *Server) start(ctx context.Context, cluster bool) error {
 	var err error
 	for range startAttempts {
-		if s.port, err = freePort(); err != nil {
+		s.busPort = 0
+		if cluster && !s.ver.hasClusterPort() {
+			if s.port, s.busPort, err = freePortPair(); err != nil {
+				return err
+			}
+		} else if s.port, err = freePort(); err != nil {
 			return err
 		}
-		if cluster {
+		if cluster && s.busPort == 0 {
 			for {
 				if s.busPort, err = freePort(); err != nil {
 					return err

@@ -19,16 +19,25 @@ func TestLaunchPortInUse(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"client", "bus"} {
 		t.Run(name, func(t *testing.T) {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
+			s, err := newServer(EnvRedisAddr)
+			require.NoError(t, err)
+			defer os.RemoveAll(s.dir)
+			listen := "127.0.0.1:0"
+			if name == "bus" && !s.ver.hasClusterPort() {
+				// Before 7.0 the bus port is the client port + 10000.
+				s.port, s.busPort, err = freePortPair()
+				require.NoError(t, err)
+				listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.busPort))
+			}
+			l, err := net.Listen("tcp", listen)
 			require.NoError(t, err)
 			defer l.Close()
 			taken := l.Addr().(*net.TCPAddr).Port
 
-			s, err := newServer(EnvRedisAddr)
-			require.NoError(t, err)
-			defer os.RemoveAll(s.dir)
-			s.port = taken
-			if name == "bus" {
+			switch {
+			case name == "client":
+				s.port = taken
+			case s.ver.hasClusterPort():
 				s.port, err = freePort()
 				require.NoError(t, err)
 				s.busPort = taken

@@ -34,6 +34,7 @@ type Server struct {
 
 	external bool
 	bin      string
+	ver      Version // of bin; zero for an external server
 	dir      string
 	port     int
 	busPort  int // cluster bus port; 0 for a standalone server
@@ -86,6 +87,10 @@ func newServer(env string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	ver, err := binaryVersion(bin)
+	if err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "redisserver-")
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: make temp dir: %w", err)
@@ -95,7 +100,7 @@ func newServer(env string) (*Server, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("redisserver: make ACL file: %w", err)
 	}
-	return &Server{bin: bin, dir: dir}, nil
+	return &Server{bin: bin, ver: ver, dir: dir}, nil
 }
 
 // pingExternal checks that an external server answers PING within 5s.

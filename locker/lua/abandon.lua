@@ -14,6 +14,7 @@
 -- ARGV[2]  call id of the abandoned acquire call
 -- ARGV[3]  how long the call id stays refused, in milliseconds
 -- ARGV[4]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
+--          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
 -- ARGV[5]  waiter id of a FIFO call, whose queue entry the call may have
 --          made, or '' (then KEYS[3] and KEYS[4] are not given)
 --
@@ -34,7 +35,12 @@ if ARGV[5] ~= '' and redis.call('ZREM', KEYS[3], ARGV[5]) == 1 then
   free = free or redis.call('EXISTS', KEYS[1]) == 0
 end
 if free then
-  redis.call('SPUBLISH', ARGV[4], '')
+  -- SPUBLISH keeps the message in the lock's shard; a server without it
+  -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
+  local sent = redis.pcall('SPUBLISH', ARGV[4], '')
+  if type(sent) == 'table' and sent.err then
+    redis.call('PUBLISH', ARGV[4], '')
+  end
 end
 local ttl = tonumber(ARGV[3])
 local t = redis.call('TIME')

@@ -15,6 +15,7 @@
 --          refresh this waiter's place in it) for that long; 0: do not queue
 -- ARGV[5]  waiter id: the queue entry of one Lock call ('' when not queued)
 -- ARGV[6]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
+--          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
 --
 -- Reply: {1, fence} when granted: a new grant's fence is the server time in
 --        microseconds; the same owner (a re-sent call, a hand-over or a
@@ -78,7 +79,12 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
     skipped = true
   end
   if skipped and not owner and head and head ~= waiter then
-    redis.call('SPUBLISH', ARGV[6], '')
+    -- SPUBLISH keeps the message in the lock's shard; a server without it
+    -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
+    local sent = redis.pcall('SPUBLISH', ARGV[6], '')
+    if type(sent) == 'table' and sent.err then
+      redis.call('PUBLISH', ARGV[6], '')
+    end
   end
 end
 

@@ -9,6 +9,7 @@
 -- ARGV[1]  as of: server time in µs (from inspect.lua); holds granted at or
 --          before it are dropped
 -- ARGV[2]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
+--          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
 --
 -- Reply: {mutex holds dropped, read-write holds dropped}. The mutex is
 --        dropped as a whole (its hash deleted) when its grant's fence (the
@@ -47,6 +48,11 @@ if #drop > 0 then
 end
 
 if mutex > 0 or rw > 0 then
-  redis.call('SPUBLISH', ARGV[2], '')
+  -- SPUBLISH keeps the message in the lock's shard; a server without it
+  -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
+  local sent = redis.pcall('SPUBLISH', ARGV[2], '')
+  if type(sent) == 'table' and sent.err then
+    redis.call('PUBLISH', ARGV[2], '')
+  end
 end
 return {mutex, rw}

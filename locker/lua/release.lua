@@ -9,6 +9,7 @@
 --          caller-chosen Owner that is not reentrant: a hand-over's Unlock
 --          frees the lock); 0: only this hold (reentrant)
 -- ARGV[4]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
+--          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
 --
 -- Reply: 1 released; 0 nobody holds the lock or this hold is gone (the
 --        lease expired, or a re-sent call already released it); -1 another
@@ -44,7 +45,12 @@ if left > 0 and ARGV[3] == '1' then
 end
 if left <= 0 then
   redis.call('DEL', KEYS[1])
-  redis.call('SPUBLISH', ARGV[4], '')
+  -- SPUBLISH keeps the message in the lock's shard; a server without it
+  -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
+  local sent = redis.pcall('SPUBLISH', ARGV[4], '')
+  if type(sent) == 'table' and sent.err then
+    redis.call('PUBLISH', ARGV[4], '')
+  end
 else
   redis.call('HDEL', KEYS[1], hold)
 end

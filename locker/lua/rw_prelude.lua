@@ -81,10 +81,11 @@ local function stale(owner, hold)
   return 0
 end
 
--- finish publishes on the wake channel when this call freed capacity (no
--- write or read hold left where one was stored, or no write hold or intent
--- left where one was), sets the key to expire with its latest live field
--- (or deletes it), and returns the key's remaining ms.
+-- finish publishes on the wake channel (SPUBLISH, or PUBLISH where the
+-- server has none) when this call freed capacity (no write or read hold
+-- left where one was stored, or no write hold or intent left where one
+-- was), sets the key to expire with its latest live field (or deletes
+-- it), and returns the key's remaining ms.
 local function finish(wake)
   local nw, nr, ni, last = 0, 0, 0, 0
   for k, h in pairs(live) do
@@ -101,7 +102,12 @@ local function finish(wake)
     end
   end
   if ((had.w or had.r) and nw + nr == 0) or ((had.w or had.i) and nw + ni == 0) then
-    redis.call('SPUBLISH', wake, '')
+    -- SPUBLISH keeps the message in the lock's shard; a server without it
+    -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
+    local sent = redis.pcall('SPUBLISH', wake, '')
+    if type(sent) == 'table' and sent.err then
+      redis.call('PUBLISH', wake, '')
+    end
   end
   if last == 0 then
     redis.call('DEL', KEYS[1])

@@ -6,6 +6,20 @@
 // of a channel, matches the server's replies to the commands it sent,
 // reconnects, resubscribes and follows MOVED replies.
 //
+// # Servers without sharded pub/sub
+//
+// Sharded pub/sub arrived in Redis 7.0; Redis 6.2 and miniredis have only
+// plain pub/sub, and the scripts publish there with PUBLISH instead of
+// SPUBLISH. Each connection starts with SSUBSCRIBE; when the server answers
+// it with an unknown-command error ([IsUnknownCommand]), the connection
+// remembers that and subscribes that channel, and every later one, with
+// SUBSCRIBE (and leaves with UNSUBSCRIBE). The subscription is confirmed
+// only once SUBSCRIBE is, so a message published after Subscribe returns
+// is still delivered. A new connection (after a loss) asks again, so a
+// server upgraded in place is found out. On a Cluster of such servers
+// PUBLISH reaches every node, so subscribing on the channel's master, as
+// the Mux does anyway, hears it.
+//
 // # Connections and goroutines
 //
 // A shard's connection is opened on its first subscription and closed when
@@ -69,6 +83,8 @@ const (
 	SSubscribe   Cmd = iota + 1 // SSUBSCRIBE channel
 	SUnsubscribe                // SUNSUBSCRIBE channel
 	Ping                        // PING
+	Subscribe                   // SUBSCRIBE channel, where the server has no SSUBSCRIBE
+	Unsubscribe                 // UNSUBSCRIBE channel, for a channel subscribed with SUBSCRIBE
 )
 
 // String returns the command's name as Redis spells it.
@@ -80,6 +96,10 @@ func (c Cmd) String() string {
 		return "SUNSUBSCRIBE"
 	case Ping:
 		return "PING"
+	case Subscribe:
+		return "SUBSCRIBE"
+	case Unsubscribe:
+		return "UNSUBSCRIBE"
 	}
 	return fmt.Sprintf("Cmd(%d)", int(c))
 }
@@ -87,11 +107,12 @@ func (c Cmd) String() string {
 // Kind says what a received [Event] is.
 type Kind int
 
-// The kinds of Event a Conn reports.
+// The kinds of Event a Conn reports; each stands for the sharded push
+// message and for its plain pub/sub form.
 const (
-	Message      Kind = iota + 1 // "smessage": a message published on Channel
-	Subscribed                   // "ssubscribe": confirmation for Channel
-	Unsubscribed                 // "sunsubscribe": reply, or sent by the server when Channel's slot moved
+	Message      Kind = iota + 1 // "smessage" or "message": a message published on Channel
+	Subscribed                   // "ssubscribe" or "subscribe": confirmation for Channel
+	Unsubscribed                 // "sunsubscribe" or "unsubscribe": reply, or sent by the server when Channel's slot moved
 	Pong                         // the reply to PING, in any form ("PONG" or ["pong", ""])
 	ErrorReply                   // a server error reply, in Err
 )
@@ -179,8 +200,9 @@ type channel struct {
 	name      string
 	sh        *shard
 	subs      map[*sub]struct{}
-	sent      bool      // SSUBSCRIBE is the last command sent for it on the current connection
-	seq       uint64    // that SSUBSCRIBE's sequence number
+	sent      bool      // SSUBSCRIBE (or SUBSCRIBE) is the last command sent for it on the current connection
+	cmd       Cmd       // that command: SSubscribe or Subscribe
+	seq       uint64    // that command's sequence number
 	live      bool      // the server confirmed that SSUBSCRIBE
 	lost      bool      // confirmed subs may have missed messages: call them once live again
 	moving    bool      // to be routed again before subscribing
@@ -224,6 +246,7 @@ type session struct {
 	pingAt   time.Time // when an unanswered PING was sent; zero if none
 	progress bool      // some reply arrived
 	broken   bool      // killed: ignore further events
+	plain    bool      // the server has no SSUBSCRIBE: subscribe with SUBSCRIBE
 }
 
 func (ss *session) kill(err error) {
@@ -468,9 +491,10 @@ func (sh *shard) send(ss *session, cmds []pending) {
 	}
 }
 
-// plan decides the commands to send: SSUBSCRIBE for channels with
-// subscribers and no subscription, SUNSUBSCRIBE for channels whose
-// subscribers all left. It records them as pending. Called with m.mu held.
+// plan decides the commands to send: SSUBSCRIBE (SUBSCRIBE on a server
+// without it) for channels with subscribers and no subscription,
+// SUNSUBSCRIBE (UNSUBSCRIBE) for channels whose subscribers all left. It
+// records them as pending. Called with m.mu held.
 func (sh *shard) plan(ss *session) []pending {
 	if ss.broken {
 		return nil
@@ -481,13 +505,21 @@ func (sh *shard) plan(ss *session) []pending {
 		case len(ch.subs) == 0:
 			if ch.sent {
 				ss.seq++
-				cmds = append(cmds, pending{SUnsubscribe, name, ss.seq})
+				un := SUnsubscribe
+				if ch.cmd == Subscribe {
+					un = Unsubscribe
+				}
+				cmds = append(cmds, pending{un, name, ss.seq})
 			}
 			delete(sh.chans, name)
 		case !ch.sent && !ch.moving:
 			ss.seq++
-			ch.sent, ch.live, ch.seq = true, false, ss.seq
-			cmds = append(cmds, pending{SSubscribe, name, ss.seq})
+			cmd := SSubscribe
+			if ss.plain {
+				cmd = Subscribe
+			}
+			ch.sent, ch.live, ch.cmd, ch.seq = true, false, cmd, ss.seq
+			cmds = append(cmds, pending{cmd, name, ss.seq})
 		}
 	}
 	ss.fifo = append(ss.fifo, cmds...)
@@ -671,7 +703,7 @@ func (sh *shard) handle(ss *session, ev Event) (notify []*sub, stale string, err
 
 	case Subscribed:
 		p, ok := ss.pop()
-		if !ok || p.cmd != SSubscribe || p.channel != ev.Channel {
+		if !ok || (p.cmd != SSubscribe && p.cmd != Subscribe) || p.channel != ev.Channel {
 			return nil, "", unexpected(ev, p, ok)
 		}
 		ch := sh.chans[p.channel]
@@ -690,7 +722,7 @@ func (sh *shard) handle(ss *session, ev Event) (notify []*sub, stale string, err
 		ch.lost = false
 
 	case Unsubscribed:
-		if p, ok := ss.peek(); ok && p.cmd == SUnsubscribe && p.channel == ev.Channel {
+		if p, ok := ss.peek(); ok && (p.cmd == SUnsubscribe || p.cmd == Unsubscribe) && p.channel == ev.Channel {
 			ss.pop()
 			break
 		}
@@ -728,13 +760,23 @@ func (sh *shard) handle(ss *session, ev Event) (notify []*sub, stale string, err
 		switch p.cmd {
 		case Ping:
 			ss.pingAt = time.Time{} // an answer all the same
-		case SSubscribe:
+		case SSubscribe, Subscribe:
+			unknown := p.cmd == SSubscribe && IsUnknownCommand(ev.Err)
+			if unknown {
+				// No sharded pub/sub on this server (Redis 6.2,
+				// miniredis): the scripts publish with PUBLISH there.
+				ss.plain = true
+			}
 			ch := sh.chans[p.channel]
 			if ch == nil || !ch.sent || ch.seq != p.seq {
 				break
 			}
 			ch.sent, ch.live = false, false
-			serr := fmt.Errorf("%s: SSUBSCRIBE %q: %w", m.name, p.channel, ev.Err)
+			if unknown {
+				sh.poke() // subscribe again, with SUBSCRIBE
+				break
+			}
+			serr := fmt.Errorf("%s: %v %q: %w", m.name, p.cmd, p.channel, ev.Err)
 			if isRedirect(ev.Err) {
 				stale = p.channel
 				ch.redirects++
@@ -808,6 +850,18 @@ func describe(ev Event) string {
 		return fmt.Sprintf("error %q", ev.Err)
 	}
 	return fmt.Sprintf("event %d", ev.Kind)
+}
+
+// IsUnknownCommand reports whether err is a server's reply to a command it
+// does not have ("ERR unknown command `ssubscribe`, with args ..."), as
+// Redis before 7.0 and miniredis answer SSUBSCRIBE.
+// Some clients drop the "ERR " prefix from the message (rueidis does).
+func IsUnknownCommand(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.TrimPrefix(strings.ToLower(err.Error()), "err ")
+	return strings.HasPrefix(msg, "unknown command")
 }
 
 // isRedirect reports whether err is a MOVED or ASK reply.

@@ -1,0 +1,83 @@
+package conformance
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// ACLCommandsPlainPubSub is [ACLCommands] for a server without sharded
+// pub/sub (Redis before 7.0): there the scripts publish with PUBLISH and
+// the drivers subscribe with SUBSCRIBE, so a user needs +publish,
+// +subscribe and +unsubscribe instead of +spublish, +ssubscribe and
+// +sunsubscribe, which such a server's ACL SETUSER rejects as unknown.
+var ACLCommandsPlainPubSub = plainPubSubCommands(ACLCommands)
+
+func plainPubSubCommands(cmds []string) []string {
+	plain := map[string]string{"+spublish": "+publish", "+ssubscribe": "+subscribe", "+sunsubscribe": "+unsubscribe"}
+	out := make([]string, 0, len(cmds))
+	for _, c := range cmds {
+		if p, ok := plain[c]; ok {
+			c = p
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// aclCommands returns the commands the ACL rule grants on the deployment's
+// server: ACLCommands, or ACLCommandsPlainPubSub where the server has no
+// sharded pub/sub.
+func (e *env) aclCommands() []string {
+	e.t.Helper()
+	if e.shardedPubSub() {
+		return ACLCommands
+	}
+	e.t.Logf("the server has no sharded pub/sub (SSUBSCRIBE): granting ACLCommandsPlainPubSub")
+	return ACLCommandsPlainPubSub
+}
+
+// shardedPubSub reports whether the deployment's server knows SSUBSCRIBE
+// (Redis and Valkey 7.0 and later), asking COMMAND INFO on the node of the
+// case's prefix.
+func (e *env) shardedPubSub() bool {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+	defer cancel()
+	v, err := e.d.admin.Do(ctx, e.prefix, "COMMAND", "INFO", "SSUBSCRIBE")
+	require.NoError(e.t, err, "call: admin COMMAND INFO SSUBSCRIBE")
+	info, _ := v.([]any)
+	return len(info) == 1 && info[0] != nil
+}
+
+// logServer logs the product and version of the deployment's server (as
+// INFO reports it), so that a run's output names the server it certified.
+func logServer(t *testing.T, a admin, key string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	v, err := a.Do(ctx, key, "INFO", "server")
+	if err != nil {
+		t.Logf("server: INFO server failed: %v", err)
+		return
+	}
+	s, _ := v.(string)
+	product, version := "Redis", infoField(s, "redis_version")
+	if vv := infoField(s, "valkey_version"); vv != "" {
+		product, version = "Valkey", vv
+	}
+	t.Logf("server: %s %s", product, version)
+}
+
+// infoField returns the value of field in an INFO reply, or "".
+func infoField(info, field string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSuffix(line, "\r"), field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,25 @@
+package rueidis_test
+
+import (
+	"testing"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+
+	rueidisdriver "github.com/scriptlock/scriptlock/drivers/rueidis"
+	"github.com/scriptlock/scriptlock/internal/miniredistest"
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// TestMiniredis runs every user-facing operation through this driver on
+// miniredis, for users who unit-test with it. miniredis needs two rueidis
+// options: DisableCache (it has no CLIENT TRACKING) and AlwaysRESP2 (it
+// refuses other commands on a connection that subscribed, which rueidis
+// shares under RESP3).
+func TestMiniredis(t *testing.T) {
+	miniredistest.Run(t, func(addr string) (locker.Scripter, func()) {
+		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, AlwaysRESP2: true})
+		require.NoError(t, err)
+		return rueidisdriver.New(c), c.Close
+	})
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# compat.sh — the compatibility matrix: runs the conformance suite (every
+# top-level test of ./conformance, so every rule group, standalone and a
+# 3-master Cluster with replicas, every in-tree driver; without -race)
+# against each server it is given and prints one table: a row per server
+# and deployment, a column per driver, each cell the rules passed / failed
+# / not applicable; then the reason of every rule that failed or was not
+# applicable, and a closing line "compat: N passed, N failed, N skipped"
+# (skipped: not applicable). Exits non-zero when a rule failed or a run
+# did not finish.
+#
+#   scripts/compat.sh        # every redis-server (or valkey-server) in
+#                            # ../shared/servers/*/, plus the one on PATH
+#   SCRIPTLOCK_COMPAT_SERVERS=/opt/redis-7.2/bin/redis-server,/usr/bin/valkey-server scripts/compat.sh
+#
+# Other knobs:
+#   SCRIPTLOCK_COMPAT_JOBS=4       runs at once (one per server and driver; default 4)
+#   SCRIPTLOCK_COMPAT_OUT=dir      where the go test -json output and summary.md go
+#                                  (default: a new temporary directory)
+#   SCRIPTLOCK_COMPAT_RUN=regexp   top-level tests to run (default: Test.*, all of them)
+#   SCRIPTLOCK_COMPAT_TIMEOUT=30m  go test -timeout of each run
+#
+# Each server runs with its folder's binary first on PATH under the name
+# redis-server (a valkey-server binary is linked under that name), which is
+# what the test harness (internal/redisserver) starts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+. scripts/lib.sh
+
+# The suite must start its own servers: never external ones.
+unset SCRIPTLOCK_REDIS_ADDR SCRIPTLOCK_CLUSTER_ADDRS
+
+jobs=${SCRIPTLOCK_COMPAT_JOBS:-4}
+timeout=${SCRIPTLOCK_COMPAT_TIMEOUT:-30m}
+tests=${SCRIPTLOCK_COMPAT_RUN:-Test.*}
+out=${SCRIPTLOCK_COMPAT_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/scriptlock-compat.XXXXXX")}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# The servers: SCRIPTLOCK_COMPAT_SERVERS, or ../shared/servers/*/ and PATH.
+servers=()
+if [[ -n "${SCRIPTLOCK_COMPAT_SERVERS:-}" ]]; then
+	IFS=, read -r -a servers <<<"$SCRIPTLOCK_COMPAT_SERVERS"
+else
+	ensure_redis
+	for dir in "$root"/../shared/servers/*/; do
+		for name in redis-server valkey-server; do
+			if [[ -x "$dir$name" ]]; then
+				servers+=("$dir$name")
+				break
+			fi
+		done
+	done
+	if p=$(command -v redis-server); then
+		servers+=("$p")
+	elif p=$(command -v valkey-server); then
+		servers+=("$p")
+	fi
+fi
+if [[ ${#servers[@]} -eq 0 ]]; then
+	echo "compat.sh: no server found: install redis-server (apt-get install redis-server), or set SCRIPTLOCK_COMPAT_SERVERS=/path/to/redis-server,..." >&2
+	exit 1
+fi
+
+# The drivers the suite's own tests run (internal/testdrivers).
+mapfile -t drivers < <(grep -oE 'Name: *"[a-z0-9]+"' internal/testdrivers/testdrivers.go | sed -E 's/.*"(.*)"/\1/')
+if [[ ${#drivers[@]} -eq 0 ]]; then
+	echo "compat.sh: found no driver names in internal/testdrivers/testdrivers.go" >&2
+	exit 1
+fi
+
+# One entry per distinct binary: label ("Redis 6.2.16"), slug, shim folder.
+declare -a labels slugs
+declare -A seen
+for s in "${servers[@]}"; do
+	s=$(echo "$s" | sed -e 's/^ *//' -e 's/ *$//')
+	[[ -n "$s" ]] || continue
+	if [[ ! -x "$s" ]]; then
+		echo "compat.sh: $s is not an executable" >&2
+		exit 1
+	fi
+	real=$(readlink -f "$s")
+	[[ -z "${seen[$real]:-}" ]] || continue
+	seen[$real]=1
+	version=$("$s" --version 2>/dev/null | head -n1)
+	label=$(echo "$version" | sed -nE 's/^([A-Za-z]+) server v=([0-9.]+).*/\1 \2/p')
+	if [[ -z "$label" ]]; then
+		echo "compat.sh: $s --version printed '$version', not a Redis or Valkey server" >&2
+		exit 1
+	fi
+	slug=$(echo "$label" | tr 'A-Z ' 'a-z-')
+	while [[ " ${slugs[*]:-} " == *" $slug "* ]]; do
+		slug="$slug-2"
+		label="$label ($s)"
+	done
+	mkdir -p "$out/bin/$slug"
+	ln -sf "$real" "$out/bin/$slug/redis-server"
+	labels+=("$label")
+	slugs+=("$slug")
+done
+
+echo "== compat: $(printf '%s, ' "${labels[@]}" | sed 's/, $//')"
+echo "   drivers: ${drivers[*]}; tests: $tests; $jobs runs at once; output in $out"
+go test -count=1 -run '^$' ./conformance/ >/dev/null # build once, before the runs
+
+# run SLUG DRIVER: one go test process for one server and one driver.
+run() {
+	local slug=$1 driver=$2 start rc=0
+	start=$(date +%s)
+	PATH="$out/bin/$slug:$PATH" go test -count=1 -json -timeout "$timeout" \
+		-run "^($tests)\$/^driver=$driver\$" ./conformance/ >"$out/$slug-$driver.json" 2>"$out/$slug-$driver.stderr" || rc=$?
+	echo "   $slug driver=$driver: $(($(date +%s) - start))s (exit $rc)"
+}
+
+start=$(date +%s)
+running=0
+for i in "${!slugs[@]}"; do
+	for d in "${drivers[@]}"; do
+		if ((running >= jobs)); then
+			wait -n || true
+			running=$((running - 1))
+		fi
+		run "${slugs[$i]}" "$d" &
+		running=$((running + 1))
+	done
+done
+wait
+echo "== compat: every run done in $(($(date +%s) - start))s"
+
+args=()
+for i in "${!slugs[@]}"; do
+	cat "$out/${slugs[$i]}"-*.json >"$out/${slugs[$i]}.json"
+	args+=("${labels[$i]}=$out/${slugs[$i]}.json")
+done
+echo "== compat: summary (also in $out/summary.md)"
+rc=0
+go run ./internal/compatreport "${args[@]}" | tee "$out/summary.md" || rc=$?
+exit $rc
