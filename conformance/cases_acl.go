@@ -21,7 +21,7 @@ var ACLCommands = []string{
 	// Script commands and wake-ups.
 	"+evalsha", "+eval", "+script|load", "+ssubscribe", "+sunsubscribe",
 	// Commands inside the scripts.
-	"+hget", "+hset", "+hsetnx", "+hdel", "+hlen", "+hexists", "+hincrby", "+hgetall",
+	"+hget", "+hmget", "+hset", "+hsetnx", "+hdel", "+hlen", "+hexists", "+hincrby", "+hgetall",
 	"+get", "+set", "+del", "+exists", "+pexpire", "+pttl", "+time",
 	"+zadd", "+zrange", "+zrem", "+zremrangebyscore", "+zscore", "+spublish",
 	// Connection set-up and Cluster discovery by the clients.

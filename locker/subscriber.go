@@ -17,8 +17,10 @@ import "context"
 // a crashed holder costs at most one TTL, never a hang.
 //
 // Implementations use sharded pub/sub (SSUBSCRIBE), which Redis 7 offers on
-// standalone servers and Cluster alike, and should multiplex all channels
-// over as few connections as the deployment allows (one per Cluster shard).
+// standalone servers and Cluster alike, or plain SUBSCRIBE on a server that
+// lacks it (Redis 6.2, miniredis: the scripts then PUBLISH), chosen without
+// a user setting; they should multiplex all channels over as few
+// connections as the deployment allows (one per Cluster shard).
 type Subscriber interface {
 	// Subscribe subscribes to the shard channel and calls onMessage, from a
 	// goroutine of the driver, for every message published on it until the
