@@ -97,13 +97,13 @@ func checkOutcomeAcquireLost(t *testing.T, e *env) {
 		o.mode(what, func(t *testing.T) {
 			name := o.name(m, "lost-held")
 			l1, g1 := o.mustAcquire(o.c, m, name, outcomeTTL)
-			since := o.f.answered(cleanupScripts...)
+			since := o.f.answeredOn(m.hashKey(o.c, name), cleanupScripts...)
 			a := o.f.lose(m.script("acquire"), 1).onKey(m.hashKey(o.c, name))
 			l2, err := o.acquire(e.ctx, m, name)
 			a.disarm()
 			require.Error(t, err, "%s: call: second %s: got a lease, want the connection error", what, m.op())
 			assert.Nil(t, l2, "%s: call: second %s: lease", what, m.op())
-			o.f.awaitCleanup(t, since, what)
+			o.f.awaitCleanup(t, m.hashKey(o.c, name), since, what)
 			assertLive(t, l1, what+": L1")
 			o.assertHeld(m, name, what)
 			o.assertServerHeld(l1, outcomeTTL/2, what+": L1")
@@ -158,7 +158,7 @@ func checkOutcomeAcquireLate(t *testing.T, e *env) {
 			}
 			ctx, cancel := context.WithCancel(e.ctx)
 			a := o.f.holdBack(m.script("acquire"), 1, cancel).onKey(m.hashKey(o.c, name))
-			since := o.f.answered(cleanupScripts...)
+			since := o.f.answeredOn(m.hashKey(o.c, name), cleanupScripts...)
 			l, err := o.acquire(ctx, m, name)
 			cancel()
 			a.disarm()
@@ -169,7 +169,7 @@ func checkOutcomeAcquireLate(t *testing.T, e *env) {
 				assert.ErrorIs(t, err, locker.ErrNotObtained, "%s: call: %s: got %v, want ErrNotObtained joined with the context's error", what, m.op(), err)
 			}
 			hc := a.next(t, what)
-			o.f.awaitCleanup(t, since, what)
+			o.f.awaitCleanup(t, m.hashKey(o.c, name), since, what)
 			r := hc.deliver(t)
 			require.NoError(t, r.err, "%s: the held call %s, delivered late", what, hc.call)
 			// Finding 4 (RWMutex with Owner): a late acquire is refused.

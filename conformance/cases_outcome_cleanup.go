@@ -292,7 +292,7 @@ func checkOutcomeCleanupDelayed(t *testing.T, e *env) {
 			a := o.f.delayBy(m.script("acquire"), 1, slowCall).onKey(m.hashKey(o.c, name))
 			arms := o.armCleanups(fateDelayed, -1, slowCleanup)
 			defer disarmAll(arms)
-			since := o.f.answered(cleanupScripts...)
+			since := o.f.answeredOn(m.hashKey(o.c, name), cleanupScripts...)
 			sinceAcq := o.f.answered(m.script("acquire"))
 			ctx, cancel := context.WithTimeout(e.ctx, shortCtx)
 			l, err := o.acquire(ctx, m, name)
@@ -306,7 +306,7 @@ func checkOutcomeCleanupDelayed(t *testing.T, e *env) {
 			assert.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: %s: got %v, want ErrNotObtained joined with context.DeadlineExceeded", what, m.op(), err)
 			assertPrompt(t, deadline, returned, what+": call: "+m.op()) // finding 15
 			require.Equal(t, 1, a.applied(), "%s: the acquire call was delayed", what)
-			o.f.awaitCleanup(t, since, what)
+			o.f.awaitCleanup(t, m.hashKey(o.c, name), since, what)
 			o.f.awaitAnswered(t, sinceAcq, what+": the delayed acquire call", m.script("acquire"))
 			disarmAll(arms)
 			assert.GreaterOrEqual(t, sumApplied(arms), 1, "%s: delayed clean-up calls: got 0, want at least 1", what)

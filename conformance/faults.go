@@ -83,6 +83,7 @@ type faultScripter struct {
 	calls   map[string]int // calls the core made, per script
 	ran     map[string]int // calls that reached Redis and returned, per script
 	ranOK   map[string]int // of those, the ones Redis answered without error
+	ranOKOn map[string]int // the same by script and first key (name + "\n" + key)
 	stop    chan struct{}  // closed by close
 	stopped bool
 	bg      sync.WaitGroup
@@ -94,7 +95,7 @@ type faultScripter struct {
 func (e *env) faults() *faultScripter {
 	f := &faultScripter{
 		Scripter: e.s, admin: e.d.admin,
-		calls: map[string]int{}, ran: map[string]int{}, ranOK: map[string]int{},
+		calls: map[string]int{}, ran: map[string]int{}, ranOK: map[string]int{}, ranOKOn: map[string]int{},
 		stop: make(chan struct{}),
 	}
 	e.t.Cleanup(f.close)
@@ -296,10 +297,25 @@ func (f *faultScripter) awaitAnswered(t *testing.T, since int, what string, scri
 		"%s: want a call of %v answered by Redis within 10s, got none", what, scripts)
 }
 
-// awaitCleanup waits until a clean-up call made after since was answered.
-func (f *faultScripter) awaitCleanup(t *testing.T, since int, what string) {
+// answeredOn is answered for the calls whose first key is key.
+func (f *faultScripter) answeredOn(key string, scripts ...string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, s := range scripts {
+		n += f.ranOKOn[s+"\n"+key]
+	}
+	return n
+}
+
+// awaitCleanup waits until a clean-up call on key (the lock's hash or the
+// claim key: a clean-up of another lock, still running in the background
+// from an earlier mode, does not count) made after since was answered;
+// since is an earlier answeredOn(key, cleanupScripts...).
+func (f *faultScripter) awaitCleanup(t *testing.T, key string, since int, what string) {
 	t.Helper()
-	f.awaitAnswered(t, since, what+": the clean-up of the call", cleanupScripts...)
+	require.Eventually(t, func() bool { return f.answeredOn(key, cleanupScripts...) > since }, 10*time.Second, time.Millisecond,
+		"%s: the clean-up of the call: want a call of %v on %s answered by Redis within 10s, got none", what, cleanupScripts, key)
 }
 
 // nameOf names the script of a call.
@@ -335,6 +351,9 @@ func (f *faultScripter) forward(ctx context.Context, c scriptCall) (any, error) 
 	f.ran[c.name]++
 	if err == nil {
 		f.ranOK[c.name]++
+		if len(c.keys) > 0 {
+			f.ranOKOn[c.name+"\n"+c.keys[0]]++
+		}
 	}
 	f.mu.Unlock()
 	return r, err
