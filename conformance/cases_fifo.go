@@ -129,9 +129,11 @@ func checkFIFOCancel(t *testing.T, e *env) {
 
 func checkFIFOCrash(t *testing.T, e *env) {
 	c := e.client(nil)
-	// TTL 300ms: queue entries live 300ms without refresh.
+	// Waiters' TTL 300ms: their queue entries live 300ms without refresh.
+	// The holder's is long, so the lock cannot expire (and go to the first
+	// waiter) before that waiter's process is cut off below.
 	fifo := &locker.MutexOptions{FIFO: true}
-	h, err := e.mutex(c, "fifo-crash", 300*time.Millisecond, nil).TryLock(e.ctx)
+	h, err := e.mutex(c, "fifo-crash", 10*time.Second, nil).TryLock(e.ctx)
 	require.NoError(t, err, "call: holder TryLock")
 
 	cs := &countingScripter{Scripter: e.s}
