@@ -336,11 +336,16 @@ func (l *Lease) Unlock(ctx context.Context) (err error) {
 
 // releaseArgs are the release script's ARGV.
 func (l *Lease) releaseArgs() []string {
-	single := "0"
+	return []string{l.owner, l.hold, l.singleArg(), l.wake}
+}
+
+// singleArg is the scripts' flag for single: "1" drops the owner's earlier
+// holds too (release, downgrade), "0" only this one.
+func (l *Lease) singleArg() string {
 	if l.single {
-		single = "1"
+		return "1"
 	}
-	return []string{l.owner, l.hold, single, l.wake}
+	return "0"
 }
 
 // startRelease stops renewal and loss reports before a release or

@@ -257,11 +257,7 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (read *Lease, er
 	}
 	rhold := rwRead + newToken()
 	start := time.Now()
-	single := "0"
-	if write.single {
-		single = "1"
-	}
-	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.keys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), rhold, rw.wake, single})
+	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.keys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), rhold, rw.wake, write.singleArg()})
 	var v []int64
 	if err == nil {
 		v, err = replyInts(scriptRWDowngrade, r, 2)
