@@ -142,7 +142,7 @@ func checkFIFOCrash(t *testing.T, e *env) {
 	next := lockAsync(e.ctx, e.mutex(c, "fifo-crash", 300*time.Millisecond, fifo))
 	e.awaitQueue(c, "fifo-crash", 2)
 
-	cs.failing.Store(true) // the first waiter's process loses Redis: no refresh, no clean-up
+	cs.crash() // the first waiter's process loses Redis: no refresh, no clean-up
 	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock")
 	r := <-crashing
 	require.ErrorIs(t, r.err, errCrashed, "call: Lock of the crashed waiter")

@@ -3,25 +3,41 @@ package conformance
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 
 	"github.com/scriptlock/scriptlock/locker"
 )
 
 // countingScripter counts the calls passed to the driver's Scripter and
-// forwards Subscribe when the driver implements locker.Subscriber. With
-// failing set, every call fails as if the process had lost Redis (a crash
-// as far as the lock is concerned).
+// forwards Subscribe when the driver implements locker.Subscriber. After
+// crash, every call fails as if the process had lost Redis (a crash as far
+// as the lock is concerned).
 type countingScripter struct {
 	locker.Scripter
 	evalsha, eval, load atomic.Int64
 	failing             atomic.Bool
+	// inFlight is held shared by every call while it runs; crash takes it
+	// exclusively, so no call that began before the crash is still on its
+	// way to Redis after crash returns.
+	inFlight sync.RWMutex
+}
+
+// crash makes every later call fail with errCrashed. It returns once the
+// calls already running have ended, so a call cannot reach Redis after the
+// crash (as one started just before it could otherwise do).
+func (c *countingScripter) crash() {
+	c.inFlight.Lock()
+	c.failing.Store(true)
+	c.inFlight.Unlock()
 }
 
 // errCrashed is what a failing countingScripter returns.
 var errCrashed = errors.New("conformance: simulated crash: no Redis calls")
 
 func (c *countingScripter) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
+	c.inFlight.RLock()
+	defer c.inFlight.RUnlock()
 	if c.failing.Load() {
 		return nil, errCrashed
 	}
@@ -30,6 +46,8 @@ func (c *countingScripter) EvalSha(ctx context.Context, sha string, keys, args [
 }
 
 func (c *countingScripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
+	c.inFlight.RLock()
+	defer c.inFlight.RUnlock()
 	if c.failing.Load() {
 		return nil, errCrashed
 	}
@@ -38,6 +56,8 @@ func (c *countingScripter) Eval(ctx context.Context, src string, keys, args []st
 }
 
 func (c *countingScripter) ScriptLoad(ctx context.Context, src string) (string, error) {
+	c.inFlight.RLock()
+	defer c.inFlight.RUnlock()
 	if c.failing.Load() {
 		return "", errCrashed
 	}
