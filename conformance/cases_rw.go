@@ -680,8 +680,12 @@ func checkRWClock(t *testing.T, e *env) {
 			cancel()
 			require.ErrorIs(t, err, locker.ErrNotObtained, "call: Lock behind a reader")
 			require.NoError(t, r.Unlock(e.ctx), "call: Unlock")
-			w, err := rw.TryLock(e.ctx)
-			require.NoError(t, err, "call: TryLock")
+			// Lock, not TryLock: the intent of the writer that gave up is
+			// dropped in the background, maybe not yet.
+			wctx, wcancel := context.WithTimeout(e.ctx, 5*time.Second)
+			w, err := rw.Lock(wctx)
+			wcancel()
+			require.NoError(t, err, "call: Lock after the reader left")
 			require.NoError(t, w.Unlock(e.ctx), "call: Unlock")
 			w, err = rw.Lock(e.ctx)
 			require.NoError(t, err, "call: Lock")

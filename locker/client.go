@@ -97,18 +97,18 @@ func (c *Client) Close() error {
 
 // begin starts an operation that may schedule clean-ups, so that Close
 // lets it do so before it stops the janitor: it checks the Client and ctx
-// as check does, and returns the func that ends the operation.
-func (c *Client) begin(ctx context.Context) (end func(), err error) {
+// as check does; the caller ends the operation with end.
+func (c *Client) begin(ctx context.Context) error {
 	if ctx == nil {
-		return nil, ErrNilContext
+		return ErrNilContext
 	}
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
 	if c.closed.Load() {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	c.ops++
-	return c.end, nil
+	return nil
 }
 
 // end ends an operation started by begin.
@@ -176,11 +176,11 @@ func (c *Client) ClaimAs(ctx context.Context, key, token string, ttl time.Durati
 
 // claim runs claim.lua with token; abandon cleans up after an unknown outcome.
 func (c *Client) claim(ctx context.Context, key, token string, ttl time.Duration, abandon bool) (bool, error) {
-	end, err := c.begin(ctx)
+	err := c.begin(ctx)
 	if err != nil {
 		return false, err
 	}
-	defer end()
+	defer c.end()
 	if err := validName(key); err != nil {
 		return false, err
 	}

@@ -61,7 +61,7 @@ func (c *Client) ForceRelease(ctx context.Context, name string, asOf time.Time) 
 	if err != nil {
 		return Forced{}, fmt.Errorf("locker: force release %q: %w", name, err)
 	}
-	n, err := replyInts(scriptForce, r, 2)
+	n, err := replyInts(scriptForce, r)
 	if err != nil {
 		return Forced{}, err
 	}

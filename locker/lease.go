@@ -165,7 +165,7 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, err := replyInts(l.ops.pttl, r, 2)
+	v, err := replyInts(l.ops.pttl, r)
 	if err != nil {
 		return 0, err
 	}
@@ -340,12 +340,13 @@ func (l *Lease) releaseArgs() []string {
 }
 
 // singleArg is the scripts' flag for single: "1" drops the owner's earlier
-// holds too (release, downgrade), "0" only this one.
+// holds too (release, downgrade), "" only this one (an empty argument is
+// boxed for the driver without an allocation).
 func (l *Lease) singleArg() string {
 	if l.single {
 		return "1"
 	}
-	return "0"
+	return ""
 }
 
 // startRelease stops renewal and loss reports before a release or

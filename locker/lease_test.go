@@ -6,6 +6,7 @@ package locker_test
 // What the scripts do with those calls is tested against real Redis.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -70,8 +71,8 @@ func TestLeaseCalls(t *testing.T) {
 	assert.Equal(t, []string{base, base + ":q", base + ":qx", base + ":x"}, acq[0].keys, "lock, queue, queue expiries, abandoned calls")
 	id := acq[0].args[1]
 	assertToken(t, id)
-	assert.Equal(t, []string{id, id, "1500", "0", "", wake}, acq[0].args,
-		"owner = call id without Owner; TTL in ms; TryLock does not queue; the wake channel in ARGV")
+	assert.Equal(t, []string{"", id, "1500", "", "", wake, ""}, acq[0].args,
+		"owner '' (the call id) without Owner; TTL in ms; TryLock does not queue; the wake channel in ARGV; a first try")
 	assert.Equal(t, id, l.Token(), "the owner token is the granting call's id")
 
 	// Refused: ErrNotObtained and no lease.
@@ -102,7 +103,7 @@ func TestLeaseCalls(t *testing.T) {
 	rel := f.runs("release")
 	require.Len(t, rel, 1)
 	assert.Equal(t, []string{base}, rel[0].keys)
-	assert.Equal(t, []string{id, id, "0", wake}, rel[0].args, "owner, hold, only this hold, wake channel")
+	assert.Equal(t, []string{id, id, "", wake}, rel[0].args, "owner, hold, only this hold, wake channel")
 	assert.False(t, l.Valid())
 	assert.ErrorIs(t, context.Cause(l.Context()), context.Canceled)
 	assert.NoError(t, l.Err())
@@ -120,9 +121,9 @@ func TestOwnerArgs(t *testing.T) {
 		opts   *locker.MutexOptions
 		single string // release ARGV[3]
 	}{
-		{"random", nil, "0"},
+		{"random", nil, ""},
 		{"owner", &locker.MutexOptions{Owner: "svc-1"}, "1"},
-		{"reentrant", &locker.MutexOptions{Owner: "svc-2", Reentrant: true}, "0"},
+		{"reentrant", &locker.MutexOptions{Owner: "svc-2", Reentrant: true}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, f := newClient(t, nil)
@@ -138,8 +139,9 @@ func TestOwnerArgs(t *testing.T) {
 			assertToken(t, acq[1].args[1])
 			assert.NotEqual(t, acq[0].args[1], acq[1].args[1], "each call has its own id, which names its hold")
 			if tc.opts == nil {
-				assert.Equal(t, acq[0].args[1], acq[0].args[0])
-				assert.Equal(t, acq[1].args[1], acq[1].args[0])
+				assert.Empty(t, acq[0].args[0], "no Owner: '' (the call id)")
+				assert.Empty(t, acq[1].args[0], "no Owner: '' (the call id)")
+				assert.Equal(t, acq[0].args[1], l1.Token(), "the owner token is the call id")
 			} else {
 				assert.Equal(t, tc.opts.Owner, acq[0].args[0])
 				assert.Equal(t, tc.opts.Owner, acq[1].args[0])
@@ -150,7 +152,8 @@ func TestOwnerArgs(t *testing.T) {
 			rel := f.runs("release")
 			require.Len(t, rel, 2)
 			for i, r := range rel {
-				assert.Equal(t, acq[i].args[:2], r.args[:2], "Unlock names its own owner and hold")
+				owner := cmp.Or(acq[i].args[0], acq[i].args[1])
+				assert.Equal(t, []string{owner, acq[i].args[1]}, r.args[:2], "Unlock names its own owner and hold")
 				assert.Equal(t, tc.single, r.args[2])
 			}
 		})
@@ -571,7 +574,7 @@ func TestLockAttemptIDs(t *testing.T) {
 				if tc.opts != nil && tc.opts.Owner != "" {
 					assert.Equal(t, tc.opts.Owner, a.args[0])
 				} else {
-					assert.Equal(t, a.args[1], a.args[0], "without Owner the owner is the call id")
+					assert.Empty(t, a.args[0], "without Owner the owner is '': the call id")
 				}
 				if tc.opts != nil && tc.opts.FIFO {
 					assert.Equal(t, "1000", a.args[3], "queue ttl: the lock's TTL within [200ms, 5s]")
@@ -579,11 +582,15 @@ func TestLockAttemptIDs(t *testing.T) {
 					assert.Equal(t, acq[0].args[4], a.args[4], "one waiter id for all attempts of one Lock")
 					assert.NotEqual(t, a.args[1], a.args[4])
 				} else {
-					assert.Equal(t, []string{"0", ""}, a.args[3:5], "not queued")
+					assert.Equal(t, []string{"", ""}, a.args[3:5], "not queued")
 				}
 			}
+			assert.Empty(t, acq[0].args[6], "the first attempt has not waited")
+			for _, a := range acq[1:] {
+				assert.Equal(t, "1", a.args[6], "later attempts waited: their grant keeps the lock marked for the waiters behind")
+			}
 			assert.Len(t, ids, 6, "a fresh call id per attempt")
-			assert.Equal(t, acq[5].args[0], l.Token())
+			assert.Equal(t, cmp.Or(acq[5].args[0], acq[5].args[1]), l.Token())
 			require.NoError(t, l.Unlock(testCtx(t)))
 			assert.Equal(t, acq[5].args[1], f.runs("release")[0].args[1], "the hold is the granting call's")
 		})
@@ -614,7 +621,7 @@ func TestAcquireUnknownAbandoned(t *testing.T) {
 			require.Len(t, acq, 1)
 			require.Len(t, ab, 1, "one clean-up")
 			assert.Equal(t, []string{k, k + ":x"}, ab[0].keys, "lock hash, abandoned calls; no queue keys for a TryLock")
-			assert.Equal(t, []string{acq[0].args[0], acq[0].args[1], "30000", k + ":wake", ""}, ab[0].args,
+			assert.Equal(t, []string{cmp.Or(acq[0].args[0], acq[0].args[1]), acq[0].args[1], "30000", k + ":wake", ""}, ab[0].args,
 				"the call's owner and id, refused for 30 s, the wake channel, no waiter")
 		})
 	}

@@ -19,6 +19,7 @@ type Mutex struct {
 	reentrant bool
 	refresh   bool
 	fifo      bool
+	ttlArg    string   // ttlMS in decimal, as the scripts take it
 	queueMS   int64    // a queued waiter's entry lifetime
 	keys      []string // lock, queue, queue expiries, abandoned calls
 	wake      string   // the wake channel
@@ -40,7 +41,7 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 	}
 	k := c.Key(name)
 	return &Mutex{
-		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant,
+		c: c, name: name, ttlMS: ms, ttlArg: strconv.FormatInt(ms, 10), owner: o.Owner, reentrant: o.Reentrant,
 		refresh: o.AutoRefresh, fifo: o.FIFO, queueMS: queueTTL(ms),
 		keys: []string{k, k + ":q", k + ":qx", k + ":x"},
 		wake: k + ":wake",
@@ -60,16 +61,16 @@ func (m *Mutex) Name() string { return m.name }
 // what the call may have granted and has Redis refuse it should it arrive
 // later; TryLock does not wait for that.
 func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
-	end, err := m.c.begin(ctx)
+	err := m.c.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer end()
+	defer m.c.end()
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(m.name, err) // no call to abandon
 	}
 	start := time.Now()
-	l, _, err := m.attempt(ctx, "", 0)
+	l, _, err := m.attempt(ctx, "", 0, false)
 	m.c.acquired(ctx, m.name, "mutex", start, 1, l, err)
 	return l, err
 }
@@ -92,20 +93,20 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // Client.Close runs meanwhile it returns ErrClosed. On any error nothing is
 // held.
 func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
-	end, err := m.c.begin(ctx)
+	err := m.c.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer end()
+	defer m.c.end()
 	var waiter string
 	var qttl int64
 	if m.fifo {
 		waiter, qttl = newToken(), m.queueMS
 	}
 	start, tries := time.Now(), 0
-	l, err := m.c.wait(ctx, m.name, func(ctx context.Context) (*Lease, time.Duration, error) {
+	l, err := m.c.wait(ctx, m.name, !m.fifo, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
-		l, pttl, err := m.attempt(ctx, waiter, qttl)
+		l, pttl, err := m.attempt(ctx, waiter, qttl, tries > 1)
 		if m.fifo && err != nil {
 			// Refresh the queue entry well before it expires.
 			refresh := time.Duration(qttl) * time.Millisecond / 3
@@ -135,19 +136,30 @@ func notObtained(name string, cerr error) error {
 // one, the call id. waiter and qttl > 0 queue the caller (FIFO) when it is
 // not granted. When the lock is held by another owner it returns
 // ErrNotObtained and the holder's remaining TTL (0 when the lock is free
-// but queued waiters go first). When the call's outcome is unknown it
-// abandons the call in the background (see abandon.lua).
-func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64) (*Lease, time.Duration, error) {
+// but queued waiters go first). waited tells the script that the caller
+// waited already, so others may too: the lock's release then wakes them.
+// When the call's outcome is unknown it abandons the call in the background
+// (see abandon.lua).
+func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited bool) (*Lease, time.Duration, error) {
 	id := newToken()
 	owner := m.owner
 	if owner == "" {
 		owner = id
 	}
 	start := time.Now()
-	r, err := m.c.run(ctx, scriptAcquire, m.keys, []string{owner, id, strconv.FormatInt(m.ttlMS, 10), strconv.FormatInt(qttl, 10), waiter, m.wake})
-	var v []int64
+	// Empty arguments are the defaults (owner: the call id, no queue, a
+	// first try): the drivers box them without allocating.
+	var w, q string
+	if waited {
+		w = "1"
+	}
+	if qttl > 0 {
+		q = strconv.FormatInt(qttl, 10)
+	}
+	r, err := m.c.run(ctx, scriptAcquire, m.keys, []string{m.owner, id, m.ttlArg, q, waiter, m.wake, w})
+	var v [2]int64
 	if err == nil {
-		v, err = replyInts(scriptAcquire, r, 2)
+		v, err = replyInts(scriptAcquire, r)
 	}
 	if err == nil && v[0] != 0 && v[0] != 1 {
 		err = fmt.Errorf("%w: acquire status %d", ErrUnexpectedReply, v[0])

@@ -295,3 +295,41 @@ func TestRedisUnclaimTwoAbandonedCalls(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, first, "a new Claim wins the key")
 }
+
+// TestRedisWaitMark pins down the 'w' field: an uncontended grant and
+// release publish nothing; a refused call marks the lock, and its release
+// publishes one wake-up; a grant to a caller that waited keeps the mark
+// for the waiters still behind it; the mark never counts as a hold.
+func TestRedisWaitMark(t *testing.T) {
+	e := newRedisEnv(t)
+	c := e.client(nil)
+	keys, wake := e.mutexKeys(c, "wm")
+	w := e.subscribe(wake)
+	release := func(owner, hold string) int64 {
+		return e.eval("release", keys[:1], owner, hold, "0", wake).(int64)
+	}
+
+	assert.Equal(t, 0, w.published(func() {
+		require.Equal(t, int64(1), e.acquire(c, "wm", "a", "a", 10_000, 0, "")[0])
+		assert.NotContains(t, e.hash(keys[0]), "w", "an uncontended grant has no mark")
+		require.Equal(t, int64(1), release("a", "a"))
+	}), "an uncontended cycle publishes nothing")
+
+	require.Equal(t, int64(1), e.acquire(c, "wm", "a", "a", 10_000, 0, "")[0])
+	require.Equal(t, int64(0), e.acquire(c, "wm", "b", "b", 10_000, 0, "")[0], "b is refused")
+	assert.Equal(t, "1", e.hash(keys[0])["w"], "a refused call marks the lock")
+	// Extend still sees a single hold: it may shorten the TTL.
+	require.Equal(t, int64(1), e.eval("extend", keys[:1], "a", "a", 3_000, 1).(int64))
+	assert.LessOrEqual(t, e.pttl(keys[0]), 3*time.Second, "a single hold's extend sets the TTL, mark or not")
+	assert.Equal(t, 1, w.published(func() { require.Equal(t, int64(1), release("a", "a")) }),
+		"the release of a waited-for lock publishes one wake-up")
+	assert.Empty(t, e.hash(keys[0]), "and frees it")
+
+	// b, having waited, is granted through the fast path: the mark stays.
+	r := e.ints(e.eval("acquire", keys, "b", "b2", 10_000, 0, "", wake, "1"))
+	require.Equal(t, int64(1), r[0])
+	assert.Equal(t, "1", e.hash(keys[0])["w"], "a grant to a caller that waited keeps the lock marked")
+	// abandon of the only hold frees the lock although the mark is there.
+	assert.Equal(t, int64(1), e.eval("abandon", []string{keys[0], keys[3]}, "b", "b2", 30_000, wake, ""), "the abandoned call's hold is dropped")
+	assert.Empty(t, e.hash(keys[0]), "the mark is not a hold: the lock is freed")
+}

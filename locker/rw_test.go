@@ -158,7 +158,7 @@ func TestRWMutexCalls(t *testing.T) {
 	want := map[string][]string{
 		"rw_pttl":    {id, "r:" + id, wake},
 		"rw_extend":  {id, "r:" + id, "3000", "1", wake},
-		"rw_release": {id, "r:" + id, "0", wake},
+		"rw_release": {id, "r:" + id, "", wake},
 	}
 	for s, args := range want {
 		run := f.runs(s)
@@ -176,7 +176,7 @@ func TestRWMutexCalls(t *testing.T) {
 	assert.Equal(t, []string{wid, "w:" + wid, "1500", "", wake}, run[0].args, "TryLock records no intent")
 	assert.NotEqual(t, id, wid)
 	require.NoError(t, w.Unlock(ctx))
-	assert.Equal(t, []string{wid, "w:" + wid, "0", wake}, f.runs("rw_release")[1].args)
+	assert.Equal(t, []string{wid, "w:" + wid, "", wake}, f.runs("rw_release")[1].args)
 
 	w, err = rw.Lock(ctx)
 	require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestRWMutexCalls(t *testing.T) {
 	for _, tc := range []struct {
 		opts   *locker.RWMutexOptions
 		single string
-	}{{&locker.RWMutexOptions{Owner: "svc"}, "1"}, {&locker.RWMutexOptions{Owner: "svc", Reentrant: true}, "0"}} {
+	}{{&locker.RWMutexOptions{Owner: "svc"}, "1"}, {&locker.RWMutexOptions{Owner: "svc", Reentrant: true}, ""}} {
 		c, f := newClient(t, nil)
 		rw := newRW(t, c, "doc", time.Second, tc.opts)
 		for _, acquire := range []func(context.Context) (*locker.Lease, error){rw.TryRLock, rw.TryLock} {
@@ -303,7 +303,7 @@ func TestRWMutexDowngrade(t *testing.T) {
 	read := run[0].args[3]
 	assert.True(t, strings.HasPrefix(read, "r:"), "a read hold field %q", read)
 	assertToken(t, read[2:])
-	assert.Equal(t, []string{w.Token(), "w:" + w.Token(), "2000", read, k + ":wake", "0"}, run[0].args)
+	assert.Equal(t, []string{w.Token(), "w:" + w.Token(), "2000", read, k + ":wake", ""}, run[0].args)
 	assert.Equal(t, int64(42), r.Fence())
 	assert.Equal(t, w.Token(), r.Token())
 	assert.True(t, r.Valid())
@@ -320,7 +320,7 @@ func TestRWMutexDowngrade(t *testing.T) {
 
 	// The read lease's calls name the new hold.
 	require.NoError(t, r.Unlock(ctx))
-	assert.Equal(t, []string{w.Token(), read, "0", k + ":wake"}, f.runs("rw_release")[0].args)
+	assert.Equal(t, []string{w.Token(), read, "", k + ":wake"}, f.runs("rw_release")[0].args)
 
 	// Leases that are not write leases of this lock.
 	other := newRW(t, c, "other", time.Second, nil)

@@ -134,11 +134,11 @@ func (rw *RWMutex) Name() string { return rw.name }
 // write lock or a writer is waiting, or ErrClosed, ErrNilContext or the
 // Scripter's error; on any error nothing is held.
 func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
-	end, err := rw.c.begin(ctx)
+	err := rw.c.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer end()
+	defer rw.c.end()
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(rw.name, err) // no call to abandon
 	}
@@ -154,13 +154,13 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
 // it returns ErrNotObtained joined with ctx.Err(). A Scripter error (other
 // than one caused by ctx) is returned at once. On any error nothing is held.
 func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
-	end, err := rw.c.begin(ctx)
+	err := rw.c.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer end()
+	defer rw.c.end()
 	start, tries := time.Now(), 0
-	l, err := rw.c.wait(ctx, rw.name, func(ctx context.Context) (*Lease, time.Duration, error) {
+	l, err := rw.c.wait(ctx, rw.name, false, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
 		return rw.try(ctx, false, "")
 	})
@@ -175,11 +175,11 @@ func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
 // ErrClosed, ErrNilContext or the Scripter's error; on any error nothing is
 // held.
 func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
-	end, err := rw.c.begin(ctx)
+	err := rw.c.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer end()
+	defer rw.c.end()
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(rw.name, err) // no call to abandon
 	}
@@ -198,14 +198,14 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
 // intent is dropped (one bounded extra round trip), so readers proceed at
 // once.
 func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
-	end, err := rw.c.begin(ctx)
+	err := rw.c.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer end()
+	defer rw.c.end()
 	intent := rwIntent + newToken()
 	start, tries := time.Now(), 0
-	l, err := rw.c.wait(ctx, rw.name, func(ctx context.Context) (*Lease, time.Duration, error) {
+	l, err := rw.c.wait(ctx, rw.name, false, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
 		return rw.try(ctx, true, intent)
 	})
@@ -236,11 +236,10 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 // write hold and the read hold the call may have made; the lock is free
 // soon after, and the call, should it arrive later, changes nothing.
 func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (read *Lease, err error) {
-	end, err := rw.c.begin(ctx)
-	if err != nil {
+	if err := rw.c.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer end()
+	defer rw.c.end()
 	if rw.c.obs != nil {
 		defer func(start time.Time) { rw.c.acquired(ctx, rw.name, "read", start, 1, read, err) }(time.Now())
 	}
@@ -258,9 +257,9 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (read *Lease, er
 	rhold := rwRead + newToken()
 	start := time.Now()
 	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.keys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), rhold, rw.wake, write.singleArg()})
-	var v []int64
+	var v [2]int64
 	if err == nil {
-		v, err = replyInts(scriptRWDowngrade, r, 2)
+		v, err = replyInts(scriptRWDowngrade, r)
 		if err == nil && (v[0] < -1 || v[0] > 1) {
 			err = fmt.Errorf("%w: downgrade status %d", ErrUnexpectedReply, v[0])
 		}
@@ -309,9 +308,9 @@ func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, 
 	}
 	start := time.Now()
 	r, err := rw.c.run(ctx, s, rw.keys, args)
-	var v []int64
+	var v [2]int64
 	if err == nil {
-		v, err = replyInts(s, r, 2)
+		v, err = replyInts(s, r)
 		if err == nil && v[0] != 0 && v[0] != 1 {
 			err = fmt.Errorf("%w: %s status %d", ErrUnexpectedReply, s.name, v[0])
 		}

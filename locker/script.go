@@ -119,17 +119,17 @@ func (c *Client) wrap(ctx context.Context, s *script, err error) error {
 	return fmt.Errorf("locker: %s script: %w", s.name, err)
 }
 
-// replyInts decodes a reply that must be an array of n integers.
-func replyInts(s *script, r any, n int) ([]int64, error) {
+// replyInts decodes a reply that must be an array of two integers.
+func replyInts(s *script, r any) ([2]int64, error) {
+	var out [2]int64
 	a, ok := r.([]any)
-	if !ok || len(a) != n {
-		return nil, fmt.Errorf("%w: %s: got %#v, want an array of %d integers", ErrUnexpectedReply, s.name, r, n)
+	if !ok || len(a) != len(out) {
+		return out, fmt.Errorf("%w: %s: got %#v, want an array of %d integers", ErrUnexpectedReply, s.name, r, len(out))
 	}
-	out := make([]int64, n)
 	for i, v := range a {
 		x, ok := v.(int64)
 		if !ok {
-			return nil, fmt.Errorf("%w: %s: got %#v, want an array of %d integers", ErrUnexpectedReply, s.name, r, n)
+			return out, fmt.Errorf("%w: %s: got %#v, want an array of %d integers", ErrUnexpectedReply, s.name, r, len(out))
 		}
 		out[i] = x
 	}

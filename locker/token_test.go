@@ -37,8 +37,8 @@ func TestTokensDistinct(t *testing.T) {
 	}
 	assert.Len(t, seen, n)
 	for _, a := range f.runs("acquire") {
-		assert.True(t, seen[a.args[0]], "ARGV[1] %q is a lease token", a.args[0])
-		assert.Equal(t, a.args[0], a.args[1], "without Owner the token is the call id")
+		assert.True(t, seen[a.args[1]], "ARGV[2] %q (the call id) is a lease token", a.args[1])
+		assert.Empty(t, a.args[0], "without Owner ARGV[1] is '': the token is the call id")
 	}
 
 	claims := make(map[string]bool, n)

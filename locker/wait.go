@@ -31,7 +31,12 @@ const wakeSlack = time.Millisecond
 // with ctx.Err() when ctx ends first, and any error of try other than
 // ErrNotObtained at once, unless it is transient (a broken or refused
 // connection), which it retries with backoff like a refusal.
-func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, error) {
+//
+// With alone set (a Mutex that is not FIFO: one waiter can take a released
+// lock), a message wakes one waiter of this Client rather than all of them;
+// a waiter that was woken and could not try (its context ended) hands the
+// wake-up on.
+func (c *Client) wait(ctx context.Context, name string, alone bool, try attempt) (*Lease, error) {
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, notObtained(name, cerr)
 	}
@@ -41,23 +46,28 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 		wake    <-chan struct{}
 		joined  bool
 		lastErr error // the last transient error, reported if ctx ends
+		woken   bool  // the try about to run follows a wake-up
+		leave   = func(handOn bool) {}
 	)
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
+	defer func() { leave(woken) }()
 	for {
 		if c.closed.Load() {
 			return nil, ErrClosed
 		}
 		l, pttl, err := try(ctx)
 		if err == nil || errors.Is(err, ErrClosed) {
+			woken = false
 			return l, err
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, notObtained(name, errors.Join(cerr, lastErr))
+			return nil, notObtained(name, errors.Join(cerr, lastErr)) // a wake-up, if any, is handed on
 		}
+		woken = false
 		broken := !errors.Is(err, ErrNotObtained)
 		if broken {
 			if !transient(err) {
@@ -71,9 +81,7 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 		}
 		if !joined && !broken {
 			joined = true
-			var leave func()
-			wake, leave = c.joinWake(ctx, c.Key(name)+":wake")
-			defer leave()
+			wake, leave = c.joinWake(ctx, c.Key(name)+":wake", alone)
 			if wake != nil {
 				continue // a release may have come before the subscription
 			}
@@ -102,6 +110,7 @@ func (c *Client) wait(ctx context.Context, name string, try attempt) (*Lease, er
 		case <-c.done:
 			return nil, ErrClosed
 		case <-wake:
+			woken = true
 			c.observe(ctx, Event{Kind: EventWake, Lock: name})
 		case <-timer.C:
 		}

@@ -14,23 +14,27 @@ type wakeHub struct {
 
 // wakeSub is one channel's subscription and its waiters.
 type wakeSub struct {
-	refs    int
-	ready   chan struct{} // closed when Subscribe returned
-	err     error         // Subscribe's error
-	unsub   func()
-	waiters map[chan struct{}]struct{}
+	refs  int
+	ready chan struct{} // closed when Subscribe returned
+	err   error         // Subscribe's error
+	unsub func()
+	// waiters maps each waiter's channel to whether it is woken alone
+	// (true: one such waiter per message) or with every message.
+	waiters map[chan struct{}]bool
 }
 
 // joinWake subscribes the caller to channel. It returns a channel that
 // receives (buffered, so a message arriving while the caller is busy is not
-// lost) after every message, and a leave function to call when done
-// waiting. It returns a nil channel when the Scripter has no Subscriber or
+// lost) after every message, or, with alone set, after the messages that
+// wake this waiter rather than another one of the same kind (each message
+// wakes one of them: a release lets one waiter in), and a leave function to
+// call when done waiting. It returns a nil channel when the Scripter has no Subscriber or
 // subscribing failed; the caller then polls. It blocks until the shared
 // subscription is confirmed or ctx is done.
-func (c *Client) joinWake(ctx context.Context, channel string) (<-chan struct{}, func()) {
+func (c *Client) joinWake(ctx context.Context, channel string, alone bool) (<-chan struct{}, func(handOn bool)) {
 	sub, ok := c.s.(Subscriber)
 	if !ok {
-		return nil, func() {}
+		return nil, func(bool) {}
 	}
 	h := &c.wake
 	me := make(chan struct{}, 1)
@@ -41,14 +45,14 @@ func (c *Client) joinWake(ctx context.Context, channel string) (<-chan struct{},
 	ws := h.subs[channel]
 	first := ws == nil
 	if first {
-		ws = &wakeSub{ready: make(chan struct{}), waiters: map[chan struct{}]struct{}{}}
+		ws = &wakeSub{ready: make(chan struct{}), waiters: map[chan struct{}]bool{}}
 		h.subs[channel] = ws
 	}
 	ws.refs++
-	ws.waiters[me] = struct{}{}
+	ws.waiters[me] = alone
 	h.mu.Unlock()
 
-	leave := func() { h.leave(channel, ws, me) }
+	leave := func(handOn bool) { h.leave(channel, ws, me, handOn) }
 	if first {
 		unsub, err := sub.Subscribe(ctx, channel, func() { h.notify(ws) })
 		h.mu.Lock()
@@ -59,41 +63,70 @@ func (c *Client) joinWake(ctx context.Context, channel string) (<-chan struct{},
 		select {
 		case <-ws.ready:
 		case <-ctx.Done():
-			leave()
-			return nil, func() {}
+			leave(false)
+			return nil, func(bool) {}
 		}
 	}
 	h.mu.Lock()
 	err := ws.err
 	h.mu.Unlock()
 	if err != nil {
-		leave()
-		return nil, func() {}
+		leave(false)
+		return nil, func(bool) {}
 	}
 	return me, leave
 }
 
-// notify wakes every waiter of ws.
+// notify wakes every waiter of ws that is not woken alone, and one that is.
 func (h *wakeHub) notify(ws *wakeSub) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for w := range ws.waiters {
+	for w, alone := range ws.waiters {
+		if !alone {
+			select {
+			case w <- struct{}{}:
+			default:
+			}
+		}
+	}
+	ws.wakeOne()
+}
+
+// wakeOne wakes one waiter woken alone that has no wake-up pending (a
+// pending one already makes its waiter try again once), if there is one.
+// The caller holds the hub's mutex.
+func (ws *wakeSub) wakeOne() {
+	for w, alone := range ws.waiters {
+		if !alone {
+			continue
+		}
 		select {
 		case w <- struct{}{}:
+			return
 		default:
 		}
 	}
 }
 
-// leave removes waiter me; the last one out unsubscribes.
-func (h *wakeHub) leave(channel string, ws *wakeSub, me chan struct{}) {
+// leave removes waiter me, handing on a wake-up it did not use (see
+// joinWake); the last one out unsubscribes.
+func (h *wakeHub) leave(channel string, ws *wakeSub, me chan struct{}, handOn bool) {
 	h.mu.Lock()
 	if _, ok := ws.waiters[me]; !ok {
 		h.mu.Unlock()
 		return
 	}
+	alone := ws.waiters[me]
 	delete(ws.waiters, me)
 	ws.refs--
+	select {
+	case <-me:
+		handOn = true
+	default:
+	}
+	if alone && handOn {
+		ws.wakeOne() // lest nobody try
+	}
 	last := ws.refs == 0
 	if last && h.subs[channel] == ws {
 		delete(h.subs, channel)

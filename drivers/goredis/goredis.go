@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/scriptlock/scriptlock/drivers/internal/boxed"
 	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
 	"github.com/scriptlock/scriptlock/drivers/internal/scriptload"
 	"github.com/scriptlock/scriptlock/locker"
@@ -19,8 +20,17 @@ import (
 // Scripter runs scriptlock's scripts through a go-redis client. It is safe
 // for concurrent use by multiple goroutines, as the client is.
 type Scripter struct {
-	c   redis.Scripter
-	mux *pubsubmux.Mux // pub/sub connections for Subscribe, opened on demand
+	c    redis.Scripter
+	do   doer           // c, when it has Do: a call then boxes each argument once
+	mux  *pubsubmux.Mux // pub/sub connections for Subscribe, opened on demand
+	shas boxed.Cache    // script SHA-1s, boxed once as arguments
+}
+
+// doer is the generic command method of go-redis's clients (Client,
+// ClusterClient, Ring, Conn). Through it a call builds its argument list
+// once; go-redis's EvalSha copies keys and arguments into a list of its own.
+type doer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
 var (
@@ -34,7 +44,8 @@ var (
 // connections it opens for Subscribe (through c's node clients), and
 // closes each when its last subscription ends.
 func New(c redis.Scripter) *Scripter {
-	return &Scripter{c: c, mux: pubsubmux.New("goredis", newTransport(c))}
+	d, _ := c.(doer)
+	return &Scripter{c: c, do: d, mux: pubsubmux.New("goredis", newTransport(c))}
 }
 
 // EvalSha runs EVALSHA sha1 with keys and args and returns the translated
@@ -50,12 +61,33 @@ func New(c redis.Scripter) *Scripter {
 // other error, including a server error raised by the script, is returned as
 // go-redis reports it.
 func (s *Scripter) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	if s.do != nil {
+		return reply(s.do.Do(ctx, command("evalsha", s.shas.Box(sha1), keys, args)...).Result())
+	}
 	return reply(s.c.EvalSha(ctx, sha1, keys, anyArgs(args)...).Result())
+}
+
+// command returns the argument list of EVAL or EVALSHA: name, script,
+// number of keys, keys, arguments. go-redis routes it by keys[0] (its
+// first key position for these commands is 3 when there are keys).
+func command(name string, script any, keys, args []string) []any {
+	out := make([]any, 0, 3+len(keys)+len(args))
+	out = append(out, name, script, len(keys))
+	for _, k := range keys {
+		out = append(out, k)
+	}
+	for _, a := range args {
+		out = append(out, a)
+	}
+	return out
 }
 
 // Eval runs EVAL src with keys and args. Routing, blocking, replies and errors
 // are as for EvalSha.
 func (s *Scripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
+	if s.do != nil {
+		return reply(s.do.Do(ctx, command("eval", src, keys, args)...).Result())
+	}
 	return reply(s.c.Eval(ctx, src, keys, anyArgs(args)...).Result())
 }
 
@@ -160,16 +192,15 @@ func translate(v any) (any, error) {
 			return int64(1), nil
 		}
 		return nil, nil
-	case []any:
-		out := make([]any, len(v))
+	case []any: // go-redis made it for this call alone: translated in place
 		for i, e := range v {
 			t, err := translate(e)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = t
+			v[i] = t
 		}
-		return out, nil
+		return v, nil
 	case map[any]any: // RESP3 map: flattened to key, value pairs as RESP2 sends them.
 		out := make([]any, 0, 2*len(v))
 		for k, e := range v {

@@ -10,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 
+	"github.com/scriptlock/scriptlock/drivers/internal/boxed"
 	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
 	"github.com/scriptlock/scriptlock/drivers/internal/scriptload"
 	"github.com/scriptlock/scriptlock/locker"
@@ -26,8 +27,9 @@ const (
 // Scripter runs scriptlock's scripts through redigo, on a single server or a
 // Redis Cluster. It is safe for concurrent use by multiple goroutines.
 type Scripter struct {
-	b   backend
-	mux *pubsubmux.Mux // pub/sub connections for Subscribe, opened on demand
+	b    backend
+	mux  *pubsubmux.Mux // pub/sub connections for Subscribe, opened on demand
+	shas boxed.Cache    // script SHA-1s, boxed once as arguments
 }
 
 var (
@@ -76,7 +78,7 @@ func NewCluster(c *redisc.Cluster) *Scripter {
 // message. Any other error, including a server error raised by the script, is
 // returned as redigo reports it.
 func (s *Scripter) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	return s.eval(ctx, "EVALSHA", sha1, keys, args)
+	return s.eval(ctx, "EVALSHA", s.shas.Box(sha1), keys, args)
 }
 
 // Eval runs EVAL src with keys and args. Routing, blocking, replies and errors
@@ -104,7 +106,7 @@ func (s *Scripter) ScriptLoad(ctx context.Context, src string) (string, error) {
 	return s.b.load(ctx, src)
 }
 
-func (s *Scripter) eval(ctx context.Context, cmd, script string, keys, args []string) (any, error) {
+func (s *Scripter) eval(ctx context.Context, cmd string, script any, keys, args []string) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -248,16 +250,15 @@ func translate(v any) (any, error) {
 		return string(v), nil
 	case string: // status replies
 		return v, nil
-	case []any:
-		out := make([]any, len(v))
+	case []any: // redigo made it for this call alone: translated in place
 		for i, e := range v {
 			t, err := translate(e)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = t
+			v[i] = t
 		}
-		return out, nil
+		return v, nil
 	case redis.Error:
 		return nil, v
 	default:

@@ -25,7 +25,8 @@ local free = false
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] and
     redis.call('HDEL', KEYS[1], 'h:' .. ARGV[2]) == 1 then
   dropped = 1
-  if redis.call('HLEN', KEYS[1]) <= 2 then
+  local n = redis.call('HLEN', KEYS[1])
+  if n <= 2 or (n == 3 and redis.call('HEXISTS', KEYS[1], 'w') == 1) then
     redis.call('DEL', KEYS[1])
     free = true
   end

@@ -8,14 +8,18 @@
 -- KEYS[3]  waiter expiries <prefix>{<name>}:qx (hash: waiter id -> expiry ms
 --                          in server time; field '#' is the arrival counter)
 -- KEYS[4]  abandoned calls <prefix>{<name>}:x (see abandon.lua)
--- ARGV[1]  owner token (the call id itself unless a caller chose an Owner)
+-- ARGV[1]  owner token: a caller's chosen Owner, or '' for the call id
+--          itself (an empty argument costs the client nothing to send)
 -- ARGV[2]  call id: unique to this call; names the hold 'h:<call id>'
 -- ARGV[3]  ttl in milliseconds
--- ARGV[4]  queue ttl in milliseconds: when not granted, join the queue (or
+-- ARGV[4]  queue ttl in milliseconds ('' for 0): when not granted, join the queue (or
 --          refresh this waiter's place in it) for that long; 0: do not queue
 -- ARGV[5]  waiter id: the queue entry of one Lock call ('' when not queued)
 -- ARGV[6]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
+-- ARGV[7]  1: the caller waited for this lock before (it was refused
+--          earlier in the same Lock call), so others may still wait: the
+--          grant marks the lock as waited for; '': a first try
 --
 -- Reply: {1, fence} when granted: a new grant's fence is the server time in
 --        microseconds; the same owner (a re-sent call, a hand-over or a
@@ -25,11 +29,32 @@
 --        live in milliseconds, 0 when the lock is free but an earlier
 --        queued waiter goes first (or the call was abandoned).
 --
--- The hash holds 'owner', 'fence' and one 'h:<call id>' field per hold,
--- whose value is the grant's order (server µs) and, after an extend, the
--- lease's last extend number ("<order>:<n>"). While the queue is not empty
--- only its head may take a free lock; waiters whose entry expired (crashed)
--- are skipped, and the next ones woken.
+-- The hash holds 'owner', 'fence', one 'h:<call id>' field per hold, whose
+-- value is the grant's order (server µs) and, after an extend, the lease's
+-- last extend number ("<order>:<n>"), and 'w' while someone may wait for the
+-- lock: a refused call sets it, and only then does a release publish a
+-- wake-up. While the queue is not empty only its head may take a free lock;
+-- waiters whose entry expired (crashed) are skipped, and the next ones woken.
+--
+-- The fast path: with no lock, no queue and no abandoned call on the name
+-- (one EXISTS over the three keys), a grant needs only TIME, HSET and
+-- PEXPIRE. An abandoned call is looked up only when the name has some.
+local me = ARGV[1]
+if me == '' then
+  me = ARGV[2]
+end
+if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4]) == 0 then
+  local t = redis.call('TIME')
+  local fence = t[1] .. string.format('%06d', t[2])
+  if ARGV[7] == '1' then
+    redis.call('HSET', KEYS[1], 'owner', me, 'fence', fence, 'h:' .. ARGV[2], fence, 'w', '1')
+  else
+    redis.call('HSET', KEYS[1], 'owner', me, 'fence', fence, 'h:' .. ARGV[2], fence)
+  end
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return {1, tonumber(fence)}
+end
+
 if redis.call('ZSCORE', KEYS[4], ARGV[2]) then
   return {0, 0}
 end
@@ -52,7 +77,7 @@ local function dequeue()
   end
 end
 
-if owner == ARGV[1] then
+if owner == me then
   redis.call('HSETNX', KEYS[1], hold, string.format('%d', micros()))
   if redis.call('PTTL', KEYS[1]) < ttl then
     redis.call('PEXPIRE', KEYS[1], ttl)
@@ -93,7 +118,11 @@ if not owner and (not head or head == waiter) then
   -- server clock in microseconds is above every earlier grant's (as long as
   -- it does not go back).
   local fence = string.format('%d', micros())
-  redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence, hold, fence)
+  redis.call('HSET', KEYS[1], 'owner', me, 'fence', fence, hold, fence)
+  if head or ARGV[7] == '1' then
+    -- queued or earlier waiters may still wait: the release wakes them
+    redis.call('HSET', KEYS[1], 'w', '1')
+  end
   redis.call('PEXPIRE', KEYS[1], ttl)
   if head then
     dequeue()
@@ -101,7 +130,7 @@ if not owner and (not head or head == waiter) then
   return {1, tonumber(fence)}
 end
 
-local qttl = tonumber(ARGV[4])
+local qttl = tonumber(ARGV[4]) or 0
 if qttl > 0 and waiter ~= '' then
   if not redis.call('ZSCORE', KEYS[2], waiter) then
     redis.call('ZADD', KEYS[2], redis.call('HINCRBY', KEYS[3], '#', 1), waiter)
@@ -111,6 +140,7 @@ if qttl > 0 and waiter ~= '' then
   redis.call('PEXPIRE', KEYS[3], 3 * qttl)
 end
 if owner then
+  redis.call('HSET', KEYS[1], 'w', '1') -- this caller waits: wake it on release
   return {0, redis.call('PTTL', KEYS[1])}
 end
 return {0, 0}

@@ -12,15 +12,15 @@
 --        while other holds of the same owner remain), 0 nobody holds the lock
 --        or this hold is gone (expired), -1 another owner holds the lock,
 --        2 refused: a later extend of this lease was applied already.
-local owner = redis.call('HGET', KEYS[1], 'owner')
-if not owner then
+local hold = 'h:' .. ARGV[2]
+local f = redis.call('HMGET', KEYS[1], 'owner', hold, 'w')
+if not f[1] then
   return 0
 end
-if owner ~= ARGV[1] then
+if f[1] ~= ARGV[1] then
   return -1
 end
-local hold = 'h:' .. ARGV[2]
-local v = redis.call('HGET', KEYS[1], hold)
+local v = f[2]
 if not v then
   return 0
 end
@@ -31,7 +31,12 @@ if seen ~= '' and tonumber(seen) > n then
 end
 redis.call('HSET', KEYS[1], hold, order .. ':' .. ARGV[4])
 local ttl = tonumber(ARGV[3])
-if redis.call('HLEN', KEYS[1]) <= 3 or redis.call('PTTL', KEYS[1]) < ttl then
+-- fields: owner, fence, the holds, and 'w' while someone may wait
+local others = redis.call('HLEN', KEYS[1]) - 3
+if f[3] then
+  others = others - 1
+end
+if others <= 0 or redis.call('PTTL', KEYS[1]) < ttl then
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 return 1

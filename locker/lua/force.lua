@@ -22,9 +22,12 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local mutex = 0
-local owner, fence = unpack(redis.call('HMGET', KEYS[1], 'owner', 'fence'))
+local owner, fence, w = unpack(redis.call('HMGET', KEYS[1], 'owner', 'fence', 'w'))
 if owner and tonumber(fence) and tonumber(fence) <= asof then
-  mutex = redis.call('HLEN', KEYS[1]) - 2
+  mutex = redis.call('HLEN', KEYS[1]) - 2 -- owner and fence
+  if w then
+    mutex = mutex - 1 -- the waited-for mark
+  end
   redis.call('DEL', KEYS[1])
 end
 

@@ -8,7 +8,7 @@
 -- ARGV[5]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 -- ARGV[6]  1: also drop the owner's write holds granted before this one
 --          (a caller-chosen Owner that is not reentrant, as rw_release
---          does); 0: only this one
+--          does); '': only this one
 --
 -- Reply: {1, fence} the write hold is dropped and the read hold lives ttl
 --        from now (a re-sent call, finding the write hold gone and the read

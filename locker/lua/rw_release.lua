@@ -5,7 +5,7 @@
 -- ARGV[2]  hold field      'r:<call id>' or 'w:<call id>'
 -- ARGV[3]  1: also drop the owner's holds of the same kind granted before
 --          this one (a caller-chosen Owner that is not reentrant: a
---          hand-over's Unlock frees the lock); 0: only this hold
+--          hand-over's Unlock frees the lock); '': only this hold
 -- ARGV[4]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --
 -- Reply: 1 released; 0 this hold is gone (expired, or a re-sent call) and
