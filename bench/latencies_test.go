@@ -42,3 +42,17 @@ func TestLatencies(t *testing.T) {
 		assert.InEpsilon(t, float64(percentile(all, p)), float64(h.quantile(p)), 0.01, "quantile(%v)", p)
 	}
 }
+
+func TestParseInfo(t *testing.T) {
+	txt := "# CPU\r\nused_cpu_sys:1.500000\r\nused_cpu_user:0.250000\r\nused_cpu_sys_children:9.000000\r\n" +
+		"# Commandstats\r\n" +
+		"cmdstat_evalsha:calls=10,usec=150,usec_per_call=15.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_hset:calls=10,usec=12,usec_per_call=1.20,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_info:calls=3,usec=300,usec_per_call=100.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_eval:calls=2,usec=30,usec_per_call=15.00,rejected_calls=0,failed_calls=0\r\n"
+	got := parseInfo(txt)
+	want := cost{cpuUsec: 1.75e6, scriptUsec: 180, scripts: 12}
+	if got != want {
+		t.Errorf("parseInfo = %+v, want %+v (children's CPU and non-script commands left out)", got, want)
+	}
+}

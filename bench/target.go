@@ -43,7 +43,14 @@ func (t Target) Name() string {
 // built once, on fresh clients, when the first of its scenarios matches
 // -test.bench; each leaf calls b.ReportAllocs. A scenario error fails the
 // leaf.
+//
+// Each leaf also reports the server's cost per operation, read from INFO
+// before and after it: server-cpu-us/op (the server process's CPU time),
+// script-us/op (time in script calls, from commandstats) and scripts/op
+// (script calls). Work a library does in the background (a clean-up, a
+// renewal) counts in the leaf it happens in.
 func Benchmark(b *testing.B, addr string, targets []Target) {
+	stats := newServerStats(b, addr)
 	for _, t := range targets {
 		b.Run(t.Name(), func(b *testing.B) {
 			l, other := t.New(b, addr)
@@ -52,8 +59,12 @@ func Benchmark(b *testing.B, addr string, targets []Target) {
 				b.Run(s.Name, func(b *testing.B) {
 					b.ReportAllocs()
 					r := &run{b: b, n: b.N, l: l, other: other, addr: addr, prefix: prefix}
+					before, ok := stats.read()
 					if err := s.run(context.Background(), r); err != nil {
 						b.Fatalf("%s/%s: %v", t.Name(), s.Name, err)
+					}
+					if after, ok2 := stats.read(); ok && ok2 {
+						reportServerCost(b, before, after)
 					}
 				})
 			}

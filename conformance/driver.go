@@ -126,6 +126,7 @@ func allCases() []testCase {
 	cs = append(cs, mutexCases...)
 	cs = append(cs, waitCases...)
 	cs = append(cs, fifoCases...)
+	cs = append(cs, handoverCases...)
 	cs = append(cs, refreshCases...)
 	cs = append(cs, faultCases...)
 	cs = append(cs, chaosCases...)

@@ -52,8 +52,8 @@ func mustReadScripts() map[string]luaScript {
 	m := make(map[string]luaScript, len(files))
 	for _, p := range files {
 		name := strings.TrimSuffix(filepath.Base(p), ".lua")
-		if name == "rw_prelude" {
-			continue // included by the rw_*.lua scripts, not a script itself
+		if strings.HasSuffix(name, "_prelude") {
+			continue // included by other scripts (rw_*.lua; release, dequeue), not a script itself
 		}
 		src := readLua(name)
 		m[name] = luaScript{name: name, src: src, sha: sha1Hex(src)}

@@ -161,7 +161,7 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 	if l.ops == rwOps {
 		args = append(args, l.wake)
 	}
-	r, err := l.c.retryTransient(ctx, l.ops.pttl, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys, args) })
+	r, err := l.c.retryTransient(ctx, l.ops.pttl, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys[:1], args) })
 	if err != nil {
 		return 0, err
 	}
@@ -206,7 +206,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if l.ops == rwOps {
 		args = append(args, l.wake)
 	}
-	r, err := l.c.retryTransient(ctx, l.ops.extend, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys, args) })
+	r, err := l.c.retryTransient(ctx, l.ops.extend, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys[:1], args) })
 	var st int64
 	if err == nil {
 		st, err = replyInt(l.ops.extend, r)

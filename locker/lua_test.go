@@ -5,6 +5,7 @@ package locker_test
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,7 +145,11 @@ func TestLuaNoBooleanReplies(t *testing.T) {
 // ARGV entry its header documents as the wake channel.
 func TestLuaWakeChannelInARGV(t *testing.T) {
 	publish := regexp.MustCompile(`redis\.p?call\('S?PUBLISH', ([^,]+),`)
-	finish := regexp.MustCompile(`\bfinish\(([^)]*)\)`)
+	// The preludes' helpers publish on their argument: finish(wake) in
+	// rw_prelude.lua, publish(ch) and handover(..., wake) in
+	// mutex_prelude.lua (which also wakes a waiter on wake .. ':' .. id).
+	helper := regexp.MustCompile(`\b(?:finish|publish|handover)\(([^)]*)\)`)
+	params := []string{"wake", "ch", "lock, q, qx, wake", "wake .. ':' .. h"}
 	for _, name := range allScripts() {
 		p := parseHeader(t, name)
 		for i, d := range p.keys {
@@ -154,13 +159,14 @@ func TestLuaWakeChannelInARGV(t *testing.T) {
 		src := luaScripts[name].src
 		var targets []string
 		for _, m := range publish.FindAllStringSubmatch(src, -1) {
-			if m[1] != "wake" { // the rw prelude's finish(wake) publishes on its argument
+			if !slices.Contains(params, m[1]) {
 				targets = append(targets, m[1])
 			}
 		}
-		for _, m := range finish.FindAllStringSubmatch(src, -1) {
-			if m[1] != "wake" { // the definition
-				targets = append(targets, m[1])
+		for _, m := range helper.FindAllStringSubmatch(src, -1) {
+			if !slices.Contains(params, m[1]) { // not a definition
+				args := strings.Split(m[1], ", ")
+				targets = append(targets, args[len(args)-1])
 			}
 		}
 		w := p.wakeArg()
@@ -176,13 +182,21 @@ func TestLuaWakeChannelInARGV(t *testing.T) {
 }
 
 // TestLuaLeaseScriptsOneKey checks that the scripts acting on a held lease,
-// and every read-write lock script, take one key: the lock's hash.
+// and every read-write lock script, take one key: the lock's hash (and
+// release.lua, for a FIFO lease, the queue's keys as well).
 func TestLuaLeaseScriptsOneKey(t *testing.T) {
 	one := append(append([]string{}, leaseScripts...), rwScripts...)
 	for _, name := range one {
 		p := parseHeader(t, name)
-		assert.Len(t, p.keys, 1, "%s.lua: %v", name, p.keys)
 		assert.Contains(t, p.keys[1], "lock hash", "%s.lua: its key is the lock's hash", name)
+		if name == "release" {
+			assert.Len(t, p.keys, 3, "%s.lua: %v", name, p.keys)
+			for i := 2; i <= 3; i++ {
+				assert.Contains(t, p.keys[i], "(a FIFO lease only)", "%s.lua: KEYS[%d]", name, i)
+			}
+			continue
+		}
+		assert.Len(t, p.keys, 1, "%s.lua: %v", name, p.keys)
 	}
 }
 
@@ -206,6 +220,9 @@ func TestCallsMatchHeaders(t *testing.T) {
 		if call.name == "abandon" && len(call.keys) == 2 {
 			nk = 2 // KEYS[3] and KEYS[4] only for a FIFO call
 			assert.Empty(t, call.args[4], "%v: no waiter without the queue keys", call)
+		}
+		if call.name == "release" && len(call.keys) == 1 {
+			nk = 1 // KEYS[2] and KEYS[3] only for a FIFO lease
 		}
 		assert.Len(t, call.keys, nk, "%v: keys", call)
 		need := len(p.argv)

@@ -1,6 +1,7 @@
 package locker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -104,7 +105,11 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		waiter, qttl = newToken(), m.queueMS
 	}
 	start, tries := time.Now(), 0
-	l, err := m.c.wait(ctx, m.name, !m.fifo, func(ctx context.Context) (*Lease, time.Duration, error) {
+	var own string // a FIFO waiter's channel: a release that hands it the lock wakes it there
+	if m.fifo {
+		own = m.wake + ":" + waiter
+	}
+	l, err := m.c.wait(ctx, m.name, !m.fifo, own, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
 		l, pttl, err := m.attempt(ctx, waiter, qttl, tries > 1)
 		if m.fifo && err != nil {
@@ -161,7 +166,7 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited b
 	if err == nil {
 		v, err = replyInts(scriptAcquire, r)
 	}
-	if err == nil && v[0] != 0 && v[0] != 1 {
+	if err == nil && (v[0] < 0 || v[0] > 2 || v[0] == 2 && waiter == "") {
 		err = fmt.Errorf("%w: acquire status %d", ErrUnexpectedReply, v[0])
 	}
 	if err != nil {
@@ -180,9 +185,17 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited b
 	if v[0] == 0 {
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, m.name)
 	}
+	hold := id
+	if v[0] == 2 { // handed over by a release: the hold is the waiter's
+		hold, owner = waiter, cmp.Or(m.owner, waiter)
+	}
+	keys := m.keys[:1]
+	if m.fifo {
+		keys = m.keys[:3] // the release hands the lock to the queue's head
+	}
 	l, err := m.c.newLease(grant{
-		ops: mutexOps, name: m.name, keys: m.keys[:1], wake: m.wake,
-		owner: owner, hold: id, fence: v[1], single: m.owner != "" && !m.reentrant,
+		ops: mutexOps, name: m.name, keys: keys, wake: m.wake,
+		owner: owner, hold: hold, fence: v[1], single: m.owner != "" && !m.reentrant,
 	}, start, m.ttlMS, m.refresh)
 	return l, 0, err
 }

@@ -333,3 +333,58 @@ func TestRedisWaitMark(t *testing.T) {
 	assert.Equal(t, int64(1), e.eval("abandon", []string{keys[0], keys[3]}, "b", "b2", 30_000, wake, ""), "the abandoned call's hold is dropped")
 	assert.Empty(t, e.hash(keys[0]), "the mark is not a hold: the lock is freed")
 }
+
+// TestRedisHandover pins down the direct FIFO hand-over: a FIFO lease's
+// release gives the lock to the queue's first live waiter in the same
+// script (owner, hold named by the waiter id, fresh fence, lifetime capped
+// by the waiter's queue entry) and wakes only that waiter, on its own
+// channel; the waiter's next attempt finds the grant ({2, fence}); a
+// waiter that gives up before learning of it has its hold dropped by
+// dequeue.lua, which hands the lock on; crashed waiters are skipped.
+func TestRedisHandover(t *testing.T) {
+	e := newRedisEnv(t)
+	c := e.client(nil)
+	keys, wake := e.mutexKeys(c, "ho")
+	common, toB := e.subscribe(wake), e.subscribe(wake+":w-b")
+	require.Equal(t, int64(1), e.acquire(c, "ho", "a", "a", 10_000, 0, "")[0])
+	require.Equal(t, int64(0), e.acquire(c, "ho", "", "b1", 8_000, 1_000, "w-b")[0], "b is queued")
+	require.Equal(t, int64(0), e.acquire(c, "ho", "svc", "c1", 8_000, 1_000, "w-c")[0], "c is queued")
+	assert.Regexp(t, `^\d+:8000:$`, e.hash(keys[2])["w-b"], "the queue entry: expiry, ttl, owner ('' for the waiter id)")
+
+	before := e.micros()
+	n := toB.published(func() {
+		assert.Zero(t, common.published(func() {
+			require.Equal(t, int64(1), e.eval("release", keys[:3], "a", "a", "", wake))
+		}), "no wake-up for everyone")
+	})
+	assert.Equal(t, 1, n, "the head is woken on its own channel")
+	h := e.hash(keys[0])
+	assert.Equal(t, "w-b", h["owner"], "handed to b, whose owner is its waiter id")
+	assert.Contains(t, h, "h:w-b", "one hold named by the waiter id")
+	assert.Equal(t, "1", h["w"], "c still waits")
+	assert.GreaterOrEqual(t, e.num(h["fence"]), before, "a fresh fence from the server clock")
+	assert.LessOrEqual(t, e.pttl(keys[0]), time.Second, "no longer than b's queue entry would have lived")
+	q, err := e.rdb.ZRange(e.ctx, keys[1], 0, -1).Result()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"w-c"}, q, "b left the queue")
+
+	r := e.ints(e.eval("acquire", keys, "", "b2", 8_000, 1_000, "w-b", wake, "1"))
+	assert.Equal(t, []int64{2, e.num(h["fence"])}, r, "b's next attempt finds the hand-over")
+	assert.Greater(t, e.pttl(keys[0]), 7*time.Second, "and the lock lives b's TTL")
+
+	// b releases: the lock goes to c, with c's owner.
+	require.Equal(t, int64(1), e.eval("release", keys[:3], "w-b", "w-b", "", wake))
+	assert.Equal(t, "svc", e.hash(keys[0])["owner"])
+	// c gives up before learning: dequeue drops its hold and frees the lock.
+	assert.Equal(t, int64(1), e.eval("dequeue", []string{keys[1], keys[2], keys[0]}, "w-c", wake))
+	assert.Empty(t, e.hash(keys[0]), "c's handed-over hold is dropped: the lock is free")
+
+	// A crashed head (its entry expired) is skipped.
+	require.Equal(t, int64(1), e.acquire(c, "ho", "a", "a2", 10_000, 0, "")[0])
+	require.Equal(t, int64(0), e.acquire(c, "ho", "", "d1", 8_000, 1_000, "w-d")[0])
+	require.Equal(t, int64(0), e.acquire(c, "ho", "", "f1", 8_000, 1_000, "w-f")[0])
+	require.NoError(t, e.rdb.HSet(e.ctx, keys[2], "w-d", "1:8000:").Err()) // expired long ago
+	require.Equal(t, int64(1), e.eval("release", keys[:3], "a", "a2", "", wake))
+	assert.Equal(t, "w-f", e.hash(keys[0])["owner"], "the crashed head is skipped")
+	assert.NotContains(t, e.hash(keys[2]), "w-d", "and dropped")
+}

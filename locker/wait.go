@@ -36,7 +36,10 @@ const wakeSlack = time.Millisecond
 // lock), a message wakes one waiter of this Client rather than all of them;
 // a waiter that was woken and could not try (its context ended) hands the
 // wake-up on.
-func (c *Client) wait(ctx context.Context, name string, alone bool, try attempt) (*Lease, error) {
+//
+// With own set (a FIFO Mutex waiter's own channel), it also listens there:
+// a release that hands the lock to this waiter wakes only it.
+func (c *Client) wait(ctx context.Context, name string, alone bool, own string, try attempt) (*Lease, error) {
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, notObtained(name, cerr)
 	}
@@ -48,13 +51,15 @@ func (c *Client) wait(ctx context.Context, name string, alone bool, try attempt)
 		lastErr error // the last transient error, reported if ctx ends
 		woken   bool  // the try about to run follows a wake-up
 		leave   = func(handOn bool) {}
+		mine    <-chan struct{} // own's wake-ups
+		leaveMe = func(bool) {}
 	)
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
-	defer func() { leave(woken) }()
+	defer func() { leave(woken); leaveMe(false) }()
 	for {
 		if c.closed.Load() {
 			return nil, ErrClosed
@@ -82,6 +87,9 @@ func (c *Client) wait(ctx context.Context, name string, alone bool, try attempt)
 		if !joined && !broken {
 			joined = true
 			wake, leave = c.joinWake(ctx, c.Key(name)+":wake", alone)
+			if wake != nil && own != "" {
+				mine, leaveMe = c.joinWake(ctx, own, false)
+			}
 			if wake != nil {
 				continue // a release may have come before the subscription
 			}
@@ -111,6 +119,8 @@ func (c *Client) wait(ctx context.Context, name string, alone bool, try attempt)
 			return nil, ErrClosed
 		case <-wake:
 			woken = true
+			c.observe(ctx, Event{Kind: EventWake, Lock: name})
+		case <-mine:
 			c.observe(ctx, Event{Kind: EventWake, Lock: name})
 		case <-timer.C:
 		}

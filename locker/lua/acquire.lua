@@ -5,8 +5,10 @@
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}
 -- KEYS[2]  waiter queue    <prefix>{<name>}:q (sorted set: waiter id by arrival)
--- KEYS[3]  waiter expiries <prefix>{<name>}:qx (hash: waiter id -> expiry ms
---                          in server time; field '#' is the arrival counter)
+-- KEYS[3]  waiter expiries <prefix>{<name>}:qx (hash: waiter id ->
+--                          "<expiry ms in server time>:<ttl ms>:<ARGV[1]>",
+--                          what a release needs to hand the lock over; field
+--                          '#' is the arrival counter)
 -- KEYS[4]  abandoned calls <prefix>{<name>}:x (see abandon.lua)
 -- ARGV[1]  owner token: a caller's chosen Owner, or '' for the call id
 --          itself (an empty argument costs the client nothing to send)
@@ -21,7 +23,11 @@
 --          earlier in the same Lock call), so others may still wait: the
 --          grant marks the lock as waited for; '': a first try
 --
--- Reply: {1, fence} when granted: a new grant's fence is the server time in
+-- Reply: {2, fence} when a release handed the lock to this caller's waiter
+--        (see handover in mutex_prelude.lua): its hold is 'h:<waiter id>',
+--        its owner ARGV[1] or, when '', the waiter id; the key lives at
+--        least ttl from now.
+--        {1, fence} when granted: a new grant's fence is the server time in
 --        microseconds; the same owner (a re-sent call, a hand-over or a
 --        reentrant hold) gets the current fence, and the key lives at least
 --        ttl from now. A re-sent call finds its hold and changes nothing else.
@@ -77,6 +83,14 @@ local function dequeue()
   end
 end
 
+if owner and waiter ~= '' and redis.call('HEXISTS', KEYS[1], 'h:' .. waiter) == 1 then
+  -- handed over by a release while this caller waited
+  if redis.call('PTTL', KEYS[1]) < ttl then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+  end
+  return {2, tonumber(redis.call('HGET', KEYS[1], 'fence'))}
+end
+
 if owner == me then
   redis.call('HSETNX', KEYS[1], hold, string.format('%d', micros()))
   if redis.call('PTTL', KEYS[1]) < ttl then
@@ -95,7 +109,7 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
     if not h then
       break
     end
-    if tonumber(redis.call('HGET', KEYS[3], h) or '0') > now then
+    if tonumber(string.match(redis.call('HGET', KEYS[3], h) or '0', '^%d+')) > now then
       head = h
       break
     end
@@ -135,7 +149,7 @@ if qttl > 0 and waiter ~= '' then
   if not redis.call('ZSCORE', KEYS[2], waiter) then
     redis.call('ZADD', KEYS[2], redis.call('HINCRBY', KEYS[3], '#', 1), waiter)
   end
-  redis.call('HSET', KEYS[3], waiter, math.floor(micros() / 1000) + qttl)
+  redis.call('HSET', KEYS[3], waiter, string.format('%d:%d:', math.floor(micros() / 1000) + qttl, ttl) .. ARGV[1])
   redis.call('PEXPIRE', KEYS[2], 3 * qttl)
   redis.call('PEXPIRE', KEYS[3], 3 * qttl)
 end

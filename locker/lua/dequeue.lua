@@ -1,25 +1,40 @@
--- dequeue.lua: a waiter that gives up leaves the FIFO queue at once; if it
--- was first in line and the lock is free, the next waiters are woken.
+-- dequeue.lua: a waiter that gives up leaves the FIFO queue at once. If
+-- the lock was handed to it meanwhile (see handover in mutex_prelude.lua)
+-- and it never learned, its hold is dropped; if it was first in line and
+-- the lock is free, the lock goes to the next live waiter (or, without
+-- hand-over details, the waiters are woken).
 --
 -- KEYS[1]  waiter queue    <prefix>{<name>}:q
 -- KEYS[2]  waiter expiries <prefix>{<name>}:qx
--- KEYS[3]  lock hash       <prefix>{<name>} (read only)
+-- KEYS[3]  lock hash       <prefix>{<name>}
 -- ARGV[1]  waiter id
 -- ARGV[2]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
 --
--- Reply: 1 the waiter was queued and is gone now, 0 it was not queued.
+-- Reply: 1 the waiter was queued or handed the lock and is gone now, 0 it
+-- was neither.
+
+-- @include mutex_prelude.lua
+
 local first = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then
-  return 0
+local queued = redis.call('ZREM', KEYS[1], ARGV[1]) == 1
+if queued then
+  redis.call('HDEL', KEYS[2], ARGV[1])
 end
-redis.call('HDEL', KEYS[2], ARGV[1])
-if first == ARGV[1] and redis.call('EXISTS', KEYS[3]) == 0 then
-  -- SPUBLISH keeps the message in the lock's shard; a server without it
-  -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
-  local sent = redis.pcall('SPUBLISH', ARGV[2], '')
-  if type(sent) == 'table' and sent.err then
-    redis.call('PUBLISH', ARGV[2], '')
+local handed = redis.call('HDEL', KEYS[3], 'h:' .. ARGV[1]) == 1
+if handed then
+  -- fields left: owner, fence, other holds, and 'w' while someone may wait
+  local n = redis.call('HLEN', KEYS[3])
+  if n <= 2 or (n == 3 and redis.call('HEXISTS', KEYS[3], 'w') == 1) then
+    redis.call('DEL', KEYS[3])
   end
 end
-return 1
+if (handed or first == ARGV[1]) and redis.call('EXISTS', KEYS[3]) == 0 then
+  if handover(KEYS[3], KEYS[1], KEYS[2], ARGV[2]) == 0 then
+    publish(ARGV[2])
+  end
+end
+if queued or handed then
+  return 1
+end
+return 0

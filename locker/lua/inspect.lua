@@ -3,7 +3,8 @@
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}
 -- KEYS[2]  waiter queue    <prefix>{<name>}:q (sorted set: waiter id by arrival)
--- KEYS[3]  waiter expiries <prefix>{<name>}:qx (hash: waiter id -> expiry ms)
+-- KEYS[3]  waiter expiries <prefix>{<name>}:qx (hash: waiter id -> "<expiry
+--                          ms>:<ttl>:<owner>", see acquire.lua)
 -- KEYS[4]  read-write hash <prefix>{<name>}:rw (fields as in rw_prelude.lua)
 -- ARGV[1]  fingerprint length in hex digits (of redis.sha1hex of a token)
 --
@@ -64,7 +65,7 @@ do
     local exp = {}
     local all = redis.call('HGETALL', KEYS[3])
     for j = 1, #all, 2 do
-      exp[all[j]] = tonumber(all[j + 1])
+      exp[all[j]] = tonumber(string.match(all[j + 1], '^%d+')) -- "<expiry>:<ttl>:<owner>"
     end
     for _, id in ipairs(ids) do
       if (exp[id] or 0) > now then

@@ -3,6 +3,8 @@
 -- hold and wake the waiters, if any may wait (field 'w', see acquire.lua).
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}
+-- KEYS[2]  waiter queue    <prefix>{<name>}:q (a FIFO lease only)
+-- KEYS[3]  waiter expiries <prefix>{<name>}:qx (a FIFO lease only)
 -- ARGV[1]  owner token
 -- ARGV[2]  hold id (the call id of the grant)
 -- ARGV[3]  1: also drop the owner's holds granted before this one (a
@@ -11,10 +13,18 @@
 -- ARGV[4]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
 --
+-- When the release frees the lock and someone may wait (the 'w' mark), a
+-- FIFO lease hands it to the first live queued waiter in this same script
+-- (see handover in mutex_prelude.lua): the lock is never free in between,
+-- and only that waiter is woken. Otherwise the release wakes the waiters.
+--
 -- Reply: 1 released; 0 nobody holds the lock or this hold is gone (the
 --        lease expired, or a re-sent call already released it); -1 another
 --        owner holds the lock. Nothing is changed unless 1. A release that
 --        arrives late never drops a hold granted after its own.
+
+-- @include mutex_prelude.lua
+
 local hold = 'h:' .. ARGV[2]
 local v = redis.call('HMGET', KEYS[1], 'owner', hold, 'w')
 if not v[1] then
@@ -53,13 +63,8 @@ if left > 0 and ARGV[3] == '1' then
 end
 if left <= 0 then
   redis.call('DEL', KEYS[1])
-  if v[3] then
-    -- SPUBLISH keeps the message in the lock's shard; a server without it
-    -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
-    local sent = redis.pcall('SPUBLISH', ARGV[4], '')
-    if type(sent) == 'table' and sent.err then
-      redis.call('PUBLISH', ARGV[4], '')
-    end
+  if v[3] and not (#KEYS >= 3 and handover(KEYS[1], KEYS[2], KEYS[3], ARGV[4]) == 1) then
+    publish(ARGV[4])
   end
 else
   redis.call('HDEL', KEYS[1], hold)
