@@ -123,6 +123,7 @@ func runCases(t *testing.T, d *deployment, groups []string) {
 func allCases() []testCase {
 	var cs []testCase
 	cs = append(cs, scripterCases...)
+	cs = append(cs, batchCases...)
 	cs = append(cs, mutexCases...)
 	cs = append(cs, waitCases...)
 	cs = append(cs, fifoCases...)

@@ -200,13 +200,26 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if err != nil {
 		return err
 	}
-	n := l.extends.Add(1)
-	start := time.Now()
-	args := []string{l.owner, l.hold, strconv.FormatInt(ms, 10), strconv.FormatInt(n, 10)}
+	n, start, args := l.extendCall(ms)
+	r, err := l.c.retryTransient(ctx, l.ops.extend, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys[:1], args) })
+	return l.extended(n, start, ms, r, err)
+}
+
+// extendCall prepares an extend to ms: the lease's next extend number, the
+// call's start and the script's arguments.
+func (l *Lease) extendCall(ms int64) (n int64, start time.Time, args []string) {
+	n = l.extends.Add(1)
+	start = time.Now()
+	args = []string{l.owner, l.hold, strconv.FormatInt(ms, 10), strconv.FormatInt(n, 10)}
 	if l.ops == rwOps {
 		args = append(args, l.wake)
 	}
-	r, err := l.c.retryTransient(ctx, l.ops.extend, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys[:1], args) })
+	return n, start, args
+}
+
+// extended applies the outcome of the extend call extendCall prepared
+// (reply r or error err): the validity deadline, or the loss.
+func (l *Lease) extended(n int64, start time.Time, ms int64, r any, err error) error {
 	var st int64
 	if err == nil {
 		st, err = replyInt(l.ops.extend, r)

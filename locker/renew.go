@@ -1,8 +1,10 @@
 package locker
 
 import (
+	"container/heap"
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -15,17 +17,28 @@ const (
 	RetryFraction   = 1.0 / 10
 )
 
-// maxRenewals bounds concurrent renewal calls of one Client.
+// maxRenewals bounds concurrent renewal calls (or batches) of one Client.
 const maxRenewals = 32
+
+// Renewal batching, when the Scripter implements Batcher: leases due within
+// renewCoalesce of each other are renewed together (a little early), in
+// batches of at most maxBatch calls.
+const (
+	renewCoalesce = 5 * time.Millisecond
+	maxBatch      = 256
+)
 
 // renewer keeps the auto-refreshed leases of one Client alive. Its loop
 // goroutine runs only while it has leases (or renewals in flight) and exits
-// when the last one goes, or at Client.Close.
+// when the last one goes, or at Client.Close. Leases wait in a heap by next
+// renewal time, so scheduling costs O(log n) per renewal, however many
+// leases are kept.
 type renewer struct {
 	c *Client
 
 	mu      sync.Mutex
-	leases  map[*Lease]time.Time // next renewal time
+	leases  map[*Lease]*renewal
+	due     renewHeap
 	running bool
 	closed  bool
 	kick    chan struct{}
@@ -35,9 +48,38 @@ type renewer struct {
 	sem     chan struct{}
 }
 
+// renewal is one lease's place in the renewer's heap.
+type renewal struct {
+	l   *Lease
+	at  time.Time // next renewal
+	idx int       // index in the heap
+}
+
+// renewHeap orders renewals by time (container/heap).
+type renewHeap []*renewal
+
+func (h renewHeap) Len() int           { return len(h) }
+func (h renewHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h renewHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+func (h *renewHeap) Push(x any) {
+	e := x.(*renewal)
+	e.idx = len(*h)
+	*h = append(*h, e)
+}
+func (h *renewHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return e
+}
+
 func newRenewer(c *Client) *renewer {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &renewer{c: c, leases: map[*Lease]time.Time{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, sem: make(chan struct{}, maxRenewals)}
+	return &renewer{c: c, leases: map[*Lease]*renewal{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, sem: make(chan struct{}, maxRenewals)}
 }
 
 // add starts renewing l; it reports false after Close.
@@ -47,39 +89,58 @@ func (r *renewer) add(l *Lease) bool {
 	if r.closed {
 		return false
 	}
-	r.leases[l] = time.Now().Add(fraction(l.ttlMS, RefreshFraction))
+	e := &renewal{l: l, at: time.Now().Add(fraction(l.ttlMS, RefreshFraction))}
+	r.leases[l] = e
+	heap.Push(&r.due, e)
 	if !r.running {
 		r.running = true
 		r.wg.Add(1)
 		go r.loop()
 	}
+	r.poke()
+	return true
+}
+
+// poke wakes the loop (it never blocks).
+func (r *renewer) poke() {
 	select {
 	case r.kick <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // remove stops renewing l. It does not block; when l was the last lease
 // the loop goroutine exits promptly.
 func (r *renewer) remove(l *Lease) {
 	r.mu.Lock()
-	delete(r.leases, l)
+	if e, ok := r.leases[l]; ok {
+		delete(r.leases, l)
+		heap.Remove(&r.due, e.idx)
+	}
 	empty := len(r.leases) == 0
 	r.mu.Unlock()
 	if empty {
-		select {
-		case r.kick <- struct{}{}:
-		default:
-		}
+		r.poke()
 	}
+}
+
+// retrySoon moves l's next renewal to RetryFraction of its TTL from now.
+func (r *renewer) retrySoon(l *Lease) {
+	r.mu.Lock()
+	if e, ok := r.leases[l]; ok {
+		e.at = time.Now().Add(fraction(l.ttlMS, RetryFraction))
+		heap.Fix(&r.due, e.idx)
+	}
+	r.mu.Unlock()
+	r.poke()
 }
 
 // close stops the loop and waits for renewal calls in flight to end.
 func (r *renewer) close() {
 	r.mu.Lock()
 	r.closed = true
-	r.leases = map[*Lease]time.Time{}
+	r.leases = map[*Lease]*renewal{}
+	r.due = nil
 	r.mu.Unlock()
 	r.cancel()
 	r.wg.Wait()
@@ -93,6 +154,7 @@ func (r *renewer) loop() {
 	defer r.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	batcher, _ := r.c.s.(Batcher)
 	for {
 		r.mu.Lock()
 		if len(r.leases) == 0 || r.closed {
@@ -101,28 +163,38 @@ func (r *renewer) loop() {
 			return
 		}
 		now := time.Now()
+		horizon := now
+		if batcher != nil {
+			horizon = now.Add(renewCoalesce) // renew a little early, together
+		}
 		var due []*Lease
+		for len(r.due) > 0 && !r.due[0].at.After(horizon) {
+			e := r.due[0]
+			due = append(due, e.l)
+			// Not due again until this renewal reschedules it.
+			e.at = now.Add(fraction(e.l.ttlMS, RefreshFraction))
+			heap.Fix(&r.due, 0)
+		}
 		next := now.Add(time.Hour)
-		for l, at := range r.leases {
-			if !at.After(now) {
-				due = append(due, l)
-				// Not due again until this renewal reschedules it.
-				at = now.Add(fraction(l.ttlMS, RefreshFraction))
-				r.leases[l] = at
-			}
-			if at.Before(next) {
-				next = at
-			}
+		if len(r.due) > 0 {
+			next = r.due[0].at
 		}
 		r.mu.Unlock()
-		for _, l := range due {
+		for len(due) > 0 {
 			select {
 			case r.sem <- struct{}{}:
 			case <-r.ctx.Done():
 				return
 			}
 			r.wg.Add(1)
-			go r.renew(l)
+			if batcher == nil {
+				go r.renew(due[0])
+				due = due[1:]
+				continue
+			}
+			k := min(len(due), maxBatch)
+			go r.renewBatch(batcher, due[:k:k])
+			due = due[k:]
 		}
 		timer.Reset(time.Until(next))
 		select {
@@ -147,20 +219,80 @@ func (r *renewer) renew(l *Lease) {
 	}
 	ctx, cancel := context.WithDeadline(r.ctx, deadline)
 	defer cancel()
-	err := l.Extend(ctx, time.Duration(l.ttlMS)*time.Millisecond)
+	r.settle(l, l.Extend(ctx, time.Duration(l.ttlMS)*time.Millisecond))
+}
+
+// settle reschedules l after a renewal that failed without deciding the
+// lease's fate (a network error).
+func (r *renewer) settle(l *Lease, err error) {
 	if err == nil || errors.Is(err, ErrExpired) || errors.Is(err, ErrHeldByOther) || errors.Is(err, ErrClosed) {
 		return
 	}
-	r.mu.Lock()
-	if _, ok := r.leases[l]; ok {
-		r.leases[l] = time.Now().Add(fraction(l.ttlMS, RetryFraction))
+	r.retrySoon(l)
+}
+
+// renewBatch extends leases with one Batcher call, bounded by the earliest
+// validity deadline among them; each result is applied as Extend applies
+// its own. Calls the server did not know the script for (NOSCRIPT, after a
+// restart or a flush) are renewed one by one, which loads it.
+func (r *renewer) renewBatch(b Batcher, leases []*Lease) {
+	defer func() { <-r.sem; r.wg.Done() }()
+	type pending struct {
+		l     *Lease
+		n     int64
+		start time.Time
 	}
-	r.mu.Unlock()
-	select {
-	case r.kick <- struct{}{}:
-	default:
+	var (
+		ps       []pending
+		calls    []ScriptCall
+		deadline time.Time
+	)
+	for _, l := range leases {
+		d := l.ValidUntil()
+		if d.IsZero() || l.usable(r.ctx) != nil {
+			r.remove(l)
+			continue
+		}
+		if deadline.IsZero() || d.Before(deadline) {
+			deadline = d
+		}
+		n, start, args := l.extendCall(l.ttlMS)
+		ps = append(ps, pending{l, n, start})
+		calls = append(calls, ScriptCall{SHA1: l.ops.extend.sha, Keys: l.keys[:1], Args: args})
+	}
+	if len(calls) == 0 {
+		return
+	}
+	ctx, cancel := context.WithDeadline(r.ctx, deadline)
+	defer cancel()
+	res := b.EvalShaBatch(ctx, calls)
+	for i, p := range ps {
+		var reply any
+		err := errBatchShort
+		if i < len(res) {
+			reply, err = res[i].Reply, res[i].Err
+		}
+		if errors.Is(err, ErrNoScript) {
+			// the call did not run: renew this one alone, loading the script
+			ectx, ecancel := context.WithDeadline(r.ctx, p.l.ValidUntil())
+			err = p.l.Extend(ectx, time.Duration(p.l.ttlMS)*time.Millisecond)
+			ecancel()
+			r.settle(p.l, err)
+			continue
+		}
+		if err != nil {
+			err = r.c.wrap(ctx, p.l.ops.extend, err)
+		}
+		err = p.l.extended(p.n, p.start, p.l.ttlMS, reply, err)
+		if r.c.obs != nil {
+			r.c.observe(ctx, Event{Kind: EventExtend, Lock: p.l.name, Mode: p.l.mode(), Fence: p.l.fence, Err: err})
+		}
+		r.settle(p.l, err)
 	}
 }
+
+// errBatchShort stands for the result a Batcher failed to return.
+var errBatchShort = fmt.Errorf("%w: batch returned fewer results than calls", ErrUnexpectedReply)
 
 // startRefresh arms a new lease's loss signalling and hands it to the
 // renewer when it is auto-refreshed; other leases are left untouched.

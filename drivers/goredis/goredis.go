@@ -36,6 +36,7 @@ type doer interface {
 var (
 	_ locker.Scripter   = (*Scripter)(nil)
 	_ locker.Subscriber = (*Scripter)(nil)
+	_ locker.Batcher    = (*Scripter)(nil)
 )
 
 // New returns a Scripter that sends its commands through c. The client stays
@@ -238,4 +239,30 @@ func formatDouble(f float64) string {
 		return "nan"
 	}
 	return strconv.FormatFloat(f, 'g', 17, 64)
+}
+
+// EvalShaBatch runs calls as EvalSha would, in one go-redis pipeline (one
+// round trip per node: a ClusterClient or Ring splits it by key), and
+// returns their results in order. With a client that has no Pipeline it
+// runs them one after the other. It blocks until every call has a result
+// or ctx is done.
+func (s *Scripter) EvalShaBatch(ctx context.Context, calls []locker.ScriptCall) []locker.ScriptResult {
+	out := make([]locker.ScriptResult, len(calls))
+	p, ok := s.c.(interface{ Pipeline() redis.Pipeliner })
+	if !ok || s.do == nil {
+		for i, c := range calls {
+			out[i].Reply, out[i].Err = s.EvalSha(ctx, c.SHA1, c.Keys, c.Args)
+		}
+		return out
+	}
+	pipe := p.Pipeline()
+	cmds := make([]*redis.Cmd, len(calls))
+	for i, c := range calls {
+		cmds[i] = pipe.Do(ctx, command("evalsha", s.shas.Box(c.SHA1), c.Keys, c.Args)...)
+	}
+	_, _ = pipe.Exec(ctx) // each command carries its own error
+	for i, cmd := range cmds {
+		out[i].Reply, out[i].Err = reply(cmd.Result())
+	}
+	return out
 }

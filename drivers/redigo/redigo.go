@@ -35,6 +35,7 @@ type Scripter struct {
 var (
 	_ locker.Scripter   = (*Scripter)(nil)
 	_ locker.Subscriber = (*Scripter)(nil)
+	_ locker.Batcher    = (*Scripter)(nil)
 )
 
 // backend is what differs between a single server and a Cluster.
@@ -264,4 +265,63 @@ func translate(v any) (any, error) {
 	default:
 		return nil, fmt.Errorf("%w: redigo: reply of type %T", locker.ErrUnexpectedReply, v)
 	}
+}
+
+// EvalShaBatch runs calls as EvalSha would and returns their results in
+// order. Through a Pool it pipelines them on one connection (one round
+// trip: ctx bounds the replies, the connection's write timeout the
+// sending); on a Cluster it runs them one after the other. It blocks until
+// every call has a result or ctx is done.
+func (s *Scripter) EvalShaBatch(ctx context.Context, calls []locker.ScriptCall) []locker.ScriptResult {
+	out := make([]locker.ScriptResult, len(calls))
+	pb, ok := s.b.(poolBackend)
+	if !ok {
+		for i, c := range calls {
+			out[i].Reply, out[i].Err = s.EvalSha(ctx, c.SHA1, c.Keys, c.Args)
+		}
+		return out
+	}
+	fail := func(from int, err error) []locker.ScriptResult {
+		for i := from; i < len(out); i++ {
+			out[i].Err = err
+		}
+		return out
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(0, err)
+	}
+	conn, err := pb.p.GetContext(ctx)
+	if err != nil {
+		return fail(0, err)
+	}
+	defer conn.Close()
+	for _, c := range calls {
+		args := make([]any, 0, 2+len(c.Keys)+len(c.Args))
+		args = append(args, s.shas.Box(c.SHA1), len(c.Keys))
+		for _, k := range c.Keys {
+			args = append(args, k)
+		}
+		for _, a := range c.Args {
+			args = append(args, a)
+		}
+		if err := conn.Send("EVALSHA", args...); err != nil {
+			return fail(0, err) // a full buffer may have been written: all unknown
+		}
+	}
+	if err := conn.Flush(); err != nil {
+		return fail(0, err)
+	}
+	for i := range calls {
+		v, err := redis.ReceiveContext(conn, ctx)
+		var re redis.Error
+		if err != nil && !errors.As(err, &re) {
+			return fail(i, err) // the connection failed: the rest are unknown
+		}
+		if err != nil {
+			out[i].Err = translateErr(err)
+			continue
+		}
+		out[i].Reply, out[i].Err = translate(v)
+	}
+	return out
 }

@@ -25,6 +25,7 @@ type Scripter struct {
 var (
 	_ locker.Scripter   = (*Scripter)(nil)
 	_ locker.Subscriber = (*Scripter)(nil)
+	_ locker.Batcher    = (*Scripter)(nil)
 )
 
 // New returns a Scripter that sends its commands through c. The client stays
@@ -255,4 +256,19 @@ func translate(m *rueidis.RedisMessage) (any, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: rueidis: reply %s", locker.ErrUnexpectedReply, m.String())
+}
+
+// EvalShaBatch runs calls as EvalSha would, with one DoMulti (rueidis
+// pipelines them, one round trip per node on a Cluster), and returns their
+// results in order. It blocks until every call has a result or ctx is done.
+func (s *Scripter) EvalShaBatch(ctx context.Context, calls []locker.ScriptCall) []locker.ScriptResult {
+	cmds := make(rueidis.Commands, len(calls))
+	for i, c := range calls {
+		cmds[i] = s.c.B().Evalsha().Sha1(c.SHA1).Numkeys(int64(len(c.Keys))).Key(c.Keys...).Arg(c.Args...).Build()
+	}
+	out := make([]locker.ScriptResult, len(calls))
+	for i, res := range s.c.DoMulti(ctx, cmds...) {
+		out[i].Reply, out[i].Err = reply(res)
+	}
+	return out
 }
