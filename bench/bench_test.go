@@ -16,6 +16,15 @@ func BenchmarkLock(b *testing.B) {
 	bench.Benchmark(b, srv.Addr, bench.Targets())
 }
 
+// BenchmarkLockRTT runs the uncontended rows of scriptlock and raw with
+// their clients behind a proxy that delays each direction by
+// bench.OneWayDelay: a network round trip like two hosts of one zone,
+// rather than loopback. Each row reports the round trip it measured.
+func BenchmarkLockRTT(b *testing.B) {
+	srv := redisserver.StartStandalone(b)
+	bench.BenchmarkOverNetwork(b, srv.Addr, bench.OneWayDelay, bench.NetworkTargets())
+}
+
 // TestBenchmarksSmoke runs every scenario of BenchmarkLock once with a
 // tiny iteration count, so `go test ./...` proves each still runs to the
 // end (no error, no hang, exclusion held); it asserts no timing.

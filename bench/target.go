@@ -50,7 +50,29 @@ func (t Target) Name() string {
 // (script calls). Work a library does in the background (a clean-up, a
 // renewal) counts in the leaf it happens in.
 func Benchmark(b *testing.B, addr string, targets []Target) {
-	stats := newServerStats(b, addr)
+	benchmark(b, addr, addr, targets, nil)
+}
+
+// BenchmarkOverNetwork runs targets as Benchmark does, with their clients
+// connected through a DelayProxy to the Redis at addr that adds oneWay in
+// each direction. Each leaf also reports net-rtt-us, the median round trip
+// of 50 PINGs through the proxy measured before it.
+func BenchmarkOverNetwork(b *testing.B, addr string, oneWay time.Duration, targets []Target) {
+	p := StartDelayProxy(b, addr, oneWay)
+	benchmark(b, p.Addr(), addr, targets, func(b *testing.B) func() {
+		rtt, err := p.MeasureRTT(context.Background(), 50)
+		if err != nil {
+			b.Fatalf("round trip through the delay proxy: %v", err)
+		}
+		return func() { b.ReportMetric(float64(rtt)/float64(time.Microsecond), "net-rtt-us") }
+	})
+}
+
+// benchmark runs the leaves with clients on addr and reads the server's
+// cost at statsAddr; before, if set, runs before each leaf, and what it
+// returns after it.
+func benchmark(b *testing.B, addr, statsAddr string, targets []Target, before func(*testing.B) func()) {
+	stats := newServerStats(b, statsAddr)
 	for _, t := range targets {
 		b.Run(t.Name(), func(b *testing.B) {
 			l, other := t.New(b, addr)
@@ -58,13 +80,16 @@ func Benchmark(b *testing.B, addr string, targets []Target) {
 			for _, s := range t.Scenarios {
 				b.Run(s.Name, func(b *testing.B) {
 					b.ReportAllocs()
+					if before != nil {
+						defer before(b)()
+					}
 					r := &run{b: b, n: b.N, l: l, other: other, addr: addr, prefix: prefix}
-					before, ok := stats.read()
+					start, ok := stats.read()
 					if err := s.run(context.Background(), r); err != nil {
 						b.Fatalf("%s/%s: %v", t.Name(), s.Name, err)
 					}
-					if after, ok2 := stats.read(); ok && ok2 {
-						reportServerCost(b, before, after)
+					if end, ok2 := stats.read(); ok && ok2 {
+						reportServerCost(b, start, end)
 					}
 				})
 			}

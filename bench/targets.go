@@ -23,6 +23,24 @@ const (
 	RefreshLeases = 10000
 )
 
+// NetworkTargets returns the rows run over a simulated network round trip:
+// scriptlock and the raw reference on each driver, lock-unlock with one
+// client (the DelayProxy spins while a chunk is in flight, so it serves
+// one client at a time faithfully).
+func NetworkTargets() []Target {
+	var ts []Target
+	for _, lib := range []string{"scriptlock", "raw"} {
+		for _, d := range Drivers {
+			newFn := scriptlockNew(d)
+			if lib == "raw" {
+				newFn = rawNew(d)
+			}
+			ts = append(ts, Target{Lib: lib, Driver: d, Scenarios: []Scenario{LockUnlock(1)}, New: newFn})
+		}
+	}
+	return ts
+}
+
 // Targets returns the main module's rows, in order: scriptlock on each
 // driver (every scenario: Standard, then RW and Refresh), scriptlock in FIFO
 // mode on each driver (contended only), the raw reference on each driver
