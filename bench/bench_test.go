@@ -32,3 +32,19 @@ func TestBenchmarksSmoke(t *testing.T) {
 	srv := redisserver.StartStandalone(t)
 	bench.Smoke(t, srv.Addr, bench.Targets())
 }
+
+// TestNetworkSmoke runs the rows of BenchmarkLockRTT once through the
+// delay proxy, and checks the proxy adds about the round trip it should.
+func TestNetworkSmoke(t *testing.T) {
+	srv := redisserver.StartStandalone(t)
+	p := bench.StartDelayProxy(t, srv.Addr, bench.OneWayDelay)
+	rtt, err := p.MeasureRTT(t.Context(), 20)
+	if err != nil {
+		t.Fatalf("MeasureRTT: %v", err)
+	}
+	if rtt < 2*bench.OneWayDelay {
+		t.Errorf("round trip through the proxy %v, want at least %v", rtt, 2*bench.OneWayDelay)
+	}
+	t.Logf("round trip through the proxy: %v", rtt)
+	bench.Smoke(t, p.Addr(), bench.NetworkTargets())
+}
