@@ -60,6 +60,19 @@
 //     extends held locks by itself); redsync and bsm/redislock have only a
 //     manual extend and do not run it. Needs [AutoRefresher].
 //
+// Every leaf also reports the server's cost per operation, read from INFO
+// before and after it: server-cpu-us/op (the server process's CPU time),
+// script-us/op (time in script calls, INFO commandstats) and scripts/op
+// (script calls; for op=contended, per grant).
+//
+// [BenchmarkOverNetwork] runs rows with their clients behind a
+// [DelayProxy] that adds a one-way delay ([OneWayDelay], 250 µs) in each
+// direction, so the figures resemble two hosts of one zone rather than
+// loopback; each leaf reports net-rtt-us, the round trip it measured
+// through the proxy. Its rows ([NetworkTargets]) are lock-unlock with one
+// client: the proxy spins while bytes are in flight (a sleep overshoots by
+// a millisecond here), which serves one client at a time faithfully.
+//
 // Every leaf calls b.ReportAllocs. All locks use the same lease [TTL]
 // (op=refresh excepted). Scenarios check exclusion as they go (two holders
 // of one key at once, or a reader beside a writer, fail the run); timings
