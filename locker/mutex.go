@@ -82,7 +82,9 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // published (if the Scripter implements Subscriber) and otherwise after a
 // pause never longer than the holder's remaining TTL: jittered exponential
 // backoff from Options.MinRetryDelay to MaxRetryDelay when polling. In FIFO
-// mode it joins the lock's queue and is granted the lock in arrival order.
+// mode it joins the lock's queue and is granted the lock in arrival order:
+// the holder's Unlock hands the lock to the first waiter in the queue, and
+// only that waiter is woken.
 // When ctx ends first it returns ErrNotObtained joined with ctx.Err(), so
 // errors.Is works for both (and with the last connection error, if the
 // attempts were failing), at once: leaving the queue and cleaning up after

@@ -3,13 +3,17 @@ package locker
 import "context"
 
 // Subscriber is an optional interface a Scripter may implement: push
-// wake-ups for waiters. Scripts that free a lock (release, expiry found by
-// an acquire, read-write transitions) publish with SPUBLISH on the lock's
-// wake channel "<prefix>{<name>}:wake", which lives in the lock's hash slot.
-// A Client whose Scripter implements Subscriber subscribes a waiting Lock to
-// that channel and retries as soon as a message arrives; the Client shares
-// one subscription among all waiters for the same name and drops it when
-// the last one leaves.
+// wake-ups for waiters. Scripts that free a lock (a mutex: only one someone
+// waits for; release, expiry found by an acquire, read-write transitions)
+// publish with
+// SPUBLISH on the lock's wake channel "<prefix>{<name>}:wake", which lives
+// in the lock's hash slot; a FIFO release that hands the lock to a queued
+// waiter publishes on that waiter's own channel,
+// "<prefix>{<name>}:wake:<waiter id>", instead. A Client whose Scripter
+// implements Subscriber subscribes a waiting Lock to those channels and
+// retries as soon as a message arrives; the Client shares one subscription
+// among all waiters for the same name (and wakes one waiting Mutex per
+// message) and drops it when the last one leaves.
 //
 // Without Subscriber, the core polls: it retries with jittered backoff, never
 // sleeping longer than the holder's remaining TTL. With it, the core still
