@@ -25,6 +25,19 @@ func BenchmarkLockRTT(b *testing.B) {
 	bench.BenchmarkOverNetwork(b, srv.Addr, bench.OneWayDelay, bench.NetworkTargets())
 }
 
+// BenchmarkLockCluster runs scriptlock's uncontended rows on each driver
+// against a 3-master Redis Cluster it starts (or the one named by
+// SCRIPTLOCK_CLUSTER_ADDRS); the 64-client row spreads its lock names over
+// the masters. The server's cost is summed over the masters.
+func BenchmarkLockCluster(b *testing.B) {
+	cl := redisserver.StartCluster(b)
+	var masters []string
+	for _, m := range cl.Masters() {
+		masters = append(masters, m.Addr)
+	}
+	bench.BenchmarkCluster(b, cl.Addrs, masters, bench.ClusterTargets(cl.Addrs))
+}
+
 // TestBenchmarksSmoke runs every scenario of BenchmarkLock once with a
 // tiny iteration count, so `go test ./...` proves each still runs to the
 // end (no error, no hang, exclusion held); it asserts no timing.
@@ -47,4 +60,10 @@ func TestNetworkSmoke(t *testing.T) {
 	}
 	t.Logf("round trip through the proxy: %v", rtt)
 	bench.Smoke(t, p.Addr(), bench.NetworkTargets())
+}
+
+// TestClusterSmoke runs the rows of BenchmarkLockCluster once.
+func TestClusterSmoke(t *testing.T) {
+	cl := redisserver.StartCluster(t)
+	bench.Smoke(t, cl.Addrs[0], bench.ClusterTargets(cl.Addrs))
 }

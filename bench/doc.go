@@ -73,6 +73,11 @@
 // client: the proxy spins while bytes are in flight (a sleep overshoots by
 // a millisecond here), which serves one client at a time faithfully.
 //
+// [BenchmarkCluster] runs rows ([ClusterTargets]: scriptlock on each
+// driver, lock-unlock with 1 and 64 clients) against a Redis Cluster; the
+// 64-client row's lock names spread over the masters, and the server's
+// cost is summed over them.
+//
 // Every leaf calls b.ReportAllocs. All locks use the same lease [TTL]
 // (op=refresh excepted). Scenarios check exclusion as they go (two holders
 // of one key at once, or a reader beside a writer, fail the run); timings

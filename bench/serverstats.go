@@ -18,14 +18,19 @@ import (
 // counted again under their own names, so commandstats cannot be summed
 // over all commands).
 type serverStats struct {
-	c *goredis.Client
+	cs []*goredis.Client // one per server whose cost is summed
 }
 
-// newServerStats opens a client for the reads, closed by tb.Cleanup.
-func newServerStats(tb testing.TB, addr string) *serverStats {
-	c := goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: 1})
-	tb.Cleanup(func() { _ = c.Close() })
-	return &serverStats{c: c}
+// newServerStats opens a client per server for the reads, closed by
+// tb.Cleanup.
+func newServerStats(tb testing.TB, addrs []string) *serverStats {
+	s := &serverStats{}
+	for _, addr := range addrs {
+		c := goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: 1})
+		tb.Cleanup(func() { _ = c.Close() })
+		s.cs = append(s.cs, c)
+	}
+	return s
 }
 
 // cost is a reading since the server started (commandstats: or since
@@ -36,16 +41,23 @@ type cost struct {
 	scripts    float64 // script calls
 }
 
-// read returns the current reading; ok is false when INFO failed (the
-// figures are then not reported).
+// read returns the current reading, summed over the servers; ok is false
+// when an INFO failed (the figures are then not reported).
 func (s *serverStats) read() (cost, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	txt, err := s.c.Info(ctx, "commandstats", "cpu").Result()
-	if err != nil {
-		return cost{}, false
+	var sum cost
+	for _, c := range s.cs {
+		txt, err := c.Info(ctx, "commandstats", "cpu").Result()
+		if err != nil {
+			return cost{}, false
+		}
+		v := parseInfo(txt)
+		sum.cpuUsec += v.cpuUsec
+		sum.scriptUsec += v.scriptUsec
+		sum.scripts += v.scripts
 	}
-	return parseInfo(txt), true
+	return sum, true
 }
 
 // parseInfo reads INFO cpu ("used_cpu_sys:1.234567") and sums INFO

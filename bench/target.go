@@ -50,7 +50,7 @@ func (t Target) Name() string {
 // (script calls). Work a library does in the background (a clean-up, a
 // renewal) counts in the leaf it happens in.
 func Benchmark(b *testing.B, addr string, targets []Target) {
-	benchmark(b, addr, addr, targets, nil)
+	benchmark(b, addr, []string{addr}, targets, nil)
 }
 
 // BenchmarkOverNetwork runs targets as Benchmark does, with their clients
@@ -59,7 +59,7 @@ func Benchmark(b *testing.B, addr string, targets []Target) {
 // of 50 PINGs through the proxy measured before it.
 func BenchmarkOverNetwork(b *testing.B, addr string, oneWay time.Duration, targets []Target) {
 	p := StartDelayProxy(b, addr, oneWay)
-	benchmark(b, p.Addr(), addr, targets, func(b *testing.B) func() {
+	benchmark(b, p.Addr(), []string{addr}, targets, func(b *testing.B) func() {
 		rtt, err := p.MeasureRTT(context.Background(), 50)
 		if err != nil {
 			b.Fatalf("round trip through the delay proxy: %v", err)
@@ -69,10 +69,10 @@ func BenchmarkOverNetwork(b *testing.B, addr string, oneWay time.Duration, targe
 }
 
 // benchmark runs the leaves with clients on addr and reads the server's
-// cost at statsAddr; before, if set, runs before each leaf, and what it
-// returns after it.
-func benchmark(b *testing.B, addr, statsAddr string, targets []Target, before func(*testing.B) func()) {
-	stats := newServerStats(b, statsAddr)
+// cost, summed, at statsAddrs; before, if set, runs before each leaf, and
+// what it returns after it.
+func benchmark(b *testing.B, addr string, statsAddrs []string, targets []Target, before func(*testing.B) func()) {
+	stats := newServerStats(b, statsAddrs)
 	for _, t := range targets {
 		b.Run(t.Name(), func(b *testing.B) {
 			l, other := t.New(b, addr)

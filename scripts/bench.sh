@@ -26,9 +26,10 @@
 #   SCRIPTLOCK_REDIS_ADDR   host:port of an existing standalone Redis to use
 #                           instead of starting one; the benchmarks write
 #                           only keys under bench:*, scriptlock:*,
-#                           rueidislock:* and flush nothing. (The scenarios
-#                           run on a standalone server only; a Cluster is
-#                           not benchmarked yet.)
+#                           rueidislock:* and flush nothing. The Cluster
+#                           rows (BenchmarkLockCluster) start a 3-master
+#                           Cluster of their own, or use the one named by
+#                           SCRIPTLOCK_CLUSTER_ADDRS.
 #
 # Each pass runs the compiled main-module binary (bench/) and then the peers'
 # binary (bench/peers, its own module), so machine drift hits every row
@@ -161,6 +162,7 @@ run_pass() {
 	local bin=$1 dir=$2 file=$3 label=$4
 	local rc=0
 	: >"$tmp/rtt.txt"
+	: >"$tmp/cluster.txt"
 	if [[ "$filter" == "." ]]; then
 		# Contended rows run a fixed number of grants, so that their p99 is
 		# a p99 (not the largest of the ~100 waits a short benchtime gives).
@@ -174,6 +176,10 @@ run_pass() {
 			(cd "$dir" && "$bin" -test.run '^$' -test.bench 'LockRTT' \
 				-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/rtt.txt" 2>&1) || rc=$?
 			grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/rtt.txt" >>"$out/rtt.txt" || true
+			# a 3-master Cluster the binary starts (SCRIPTLOCK_CLUSTER_ADDRS: an existing one)
+			(cd "$dir" && "$bin" -test.run '^$' -test.bench 'LockCluster' \
+				-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/cluster.txt" 2>&1) || rc=$?
+			grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/cluster.txt" >>"$out/cluster.txt" || true
 		fi
 	else
 		(cd "$dir" && "$bin" -test.run '^$' -test.bench "$filter" \
@@ -183,7 +189,7 @@ run_pass() {
 	if [[ $rc -ne 0 ]]; then
 		{
 			echo "pass $i, $label (exit $rc):"
-			grep -h -E -A3 -e '--- FAIL' -e '^panic' -e 'test timed out' "$tmp/pass.txt" "$tmp/rtt.txt" | sed 's/^/    /' | head -40
+			grep -h -E -A3 -e '--- FAIL' -e '^panic' -e 'test timed out' "$tmp/pass.txt" "$tmp/rtt.txt" "$tmp/cluster.txt" | sed 's/^/    /' | head -40
 		} >>"$out/failures.txt"
 		echo "   (pass $i, $label: some rows failed; see failures.txt)" >&2
 	fi
@@ -241,6 +247,12 @@ bs() { "$tmp/benchstat" -table '' "$@"; }
 		echo "### (f) over a simulated network: clients behind a proxy adding 250 µs each way (net-rtt-us: the round trip measured), scriptlock vs raw"
 		echo
 		bs -col /lib "$out/rtt.txt"
+		echo
+	fi
+	if [[ -s "$out/cluster.txt" ]]; then
+		echo "### (g) a 3-master Redis Cluster: scriptlock per driver (64 clients: 64 lock names over the masters; server cost summed over them)"
+		echo
+		bs -col /driver "$out/cluster.txt"
 		echo
 	fi
 	echo "### failing rows (missing from the tables above for the passes named)"
