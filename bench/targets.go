@@ -21,6 +21,12 @@ const (
 	RWReadPct = 90
 	// RefreshLeases makes op=refresh/leases=10000.
 	RefreshLeases = 10000
+	// ManyWaiters and LongQueue are the growth rows, on go-redis only:
+	// op=contended/clients=256 in default mode (one wake-up per release
+	// whatever the number of waiters) and op=contended/clients=500 in FIFO
+	// mode (a hand-over costs the same whatever the queue's length).
+	ManyWaiters = 256
+	LongQueue   = 500
 )
 
 // NetworkTargets returns the rows run over a simulated network round trip:
@@ -42,17 +48,26 @@ func NetworkTargets() []Target {
 }
 
 // Targets returns the main module's rows, in order: scriptlock on each
-// driver (every scenario: Standard, then RW and Refresh), scriptlock in FIFO
-// mode on each driver (contended only), the raw reference on each driver
+// driver (every scenario: Standard, then RW and Refresh; on go-redis also
+// contended with ManyWaiters), scriptlock in FIFO mode on each driver
+// (contended only; on go-redis also with LongQueue), the raw reference on each driver
 // (lock-unlock and trylock-held), and the in-process reference, lib=syncmutex
 // (contended on sync.Mutex, rw on sync.RWMutex).
 func Targets() []Target {
 	var ts []Target
 	for _, d := range Drivers {
-		ts = append(ts, Target{Lib: "scriptlock", Driver: d, Scenarios: append(Standard(), RW(RWClients, RWReadPct), Refresh(RefreshLeases)), New: scriptlockNew(d)})
+		sc := append(Standard(), RW(RWClients, RWReadPct), Refresh(RefreshLeases))
+		if d == "goredis" {
+			sc = append(sc, Contended(ManyWaiters, time.Millisecond))
+		}
+		ts = append(ts, Target{Lib: "scriptlock", Driver: d, Scenarios: sc, New: scriptlockNew(d)})
 	}
 	for _, d := range Drivers {
-		ts = append(ts, Target{Lib: "scriptlock-fifo", Driver: d, Scenarios: []Scenario{Contended(8, time.Millisecond)}, New: scriptlockNewWith(d, ScriptlockFIFO)})
+		sc := []Scenario{Contended(8, time.Millisecond)}
+		if d == "goredis" {
+			sc = append(sc, Contended(LongQueue, time.Millisecond))
+		}
+		ts = append(ts, Target{Lib: "scriptlock-fifo", Driver: d, Scenarios: sc, New: scriptlockNewWith(d, ScriptlockFIFO)})
 	}
 	for _, d := range Drivers {
 		ts = append(ts, Target{Lib: "raw", Driver: d, Scenarios: append(Uncontended(), TryLockHeld()), New: rawNew(d)})
