@@ -6,7 +6,7 @@
 # installs redis-server when it is missing and apt-get is there, as
 # scripts/test.sh does.
 #
-#   scripts/bench.sh                     # short mode: 6 passes x 150ms, ~2-3 min
+#   scripts/bench.sh                     # short mode: 6 passes x 150ms, ~10-12 min
 #   BENCH_MODE=full scripts/bench.sh     # full mode: 10 passes x 1s, ~15 min
 #
 # Environment:
@@ -233,7 +233,11 @@ bs() { "$tmp/benchstat" -table '' "$@"; }
 	echo
 	echo "### (c) contended, 8 goroutines holding 1 ms: every lib and driver (compare rows)"
 	echo
-	bs -filter '/op:contended' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
+	bs -filter '/op:contended /clients:8' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
+	echo
+	echo "### (c2) how cost grows with the number of waiters (go-redis): default mode with 256, FIFO with a queue of 500 (script calls and server cost per grant)"
+	echo
+	bs -filter '/op:contended -/clients:8' -row /lib,/driver,/clients -col /op "$out/main.txt"
 	echo
 	echo "### (d) read-write lock, 16 goroutines, 90% reads: scriptlock per driver and sync.RWMutex (no peer has one)"
 	echo
