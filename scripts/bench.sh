@@ -7,7 +7,7 @@
 # scripts/test.sh does.
 #
 #   scripts/bench.sh                     # short mode: 6 passes x 150ms, ~10-12 min
-#   BENCH_MODE=full scripts/bench.sh     # full mode: 10 passes x 1s, ~15 min
+#   BENCH_MODE=full scripts/bench.sh     # full mode: 10 passes x 1s, ~30 min
 #
 # Environment:
 #   BENCH_MODE=short|full   preset of passes and benchtime (default short)
