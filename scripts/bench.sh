@@ -269,5 +269,6 @@ bs() { "$tmp/benchstat" -table '' "$@"; }
 } 2>&1 | tee "$out/tables.txt"
 
 "$tmp/benchchart" -title "scriptlock benchmarks: medians of $passes passes x $benchtime, $(date -u +%Y-%m-%d)" \
+	-failures "$out/failures.txt" \
 	-o "$out/chart.png" -o "$out/chart.svg" "$out/main.txt" "$out/peers.txt"
 echo "== wrote $out/{main,peers,env,tables}.txt and chart.png, chart.svg in $((SECONDS - start))s"

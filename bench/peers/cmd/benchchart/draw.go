@@ -63,8 +63,9 @@ func libColor(row string) color.Color {
 	return c
 }
 
-// draw renders ps from t into the file out (.png or .svg).
-func draw(t *table, ps []panel, title, out string) error {
+// draw renders ps from t into the file out (.png or .svg), marking the
+// rows that failed (fails).
+func draw(t *table, ps []panel, fails failures, title, out string) error {
 	const cols = 2
 	rows := (len(ps) + cols - 1) / cols
 	grid := make([][]*plot.Plot, rows)
@@ -72,7 +73,7 @@ func draw(t *table, ps []panel, title, out string) error {
 		grid[i] = make([]*plot.Plot, cols)
 	}
 	for i, p := range ps {
-		pl, err := plotPanel(t, p)
+		pl, err := plotPanel(t, p, fails)
 		if err != nil {
 			return err
 		}
@@ -119,7 +120,10 @@ func draw(t *table, ps []panel, title, out string) error {
 
 // plotPanel makes one horizontal bar plot: a bar per row that has the
 // figure, the first row at the top, each bar labelled with its value.
-func plotPanel(t *table, p panel) (*plot.Plot, error) {
+//
+// A row that failed in some passes (fails) says so in its label; one that
+// failed in every pass has no bar and the label "failed in every pass".
+func plotPanel(t *table, p panel, fails failures) (*plot.Plot, error) {
 	pl := plot.New()
 	pl.Title.Text = p.title
 	pl.Title.TextStyle.Font.Size = 12
@@ -127,10 +131,21 @@ func plotPanel(t *table, p panel) (*plot.Plot, error) {
 	var names []string
 	var vals []float64
 	var rows []string
+	var notes []string
 	for _, row := range t.rows {
+		failed := fails[row][p.scenario]
 		if v, ok := t.median(row, p.scenario, p.unit); ok {
 			rows = append(rows, row)
 			vals = append(vals, p.value(v))
+			note := ""
+			if failed > 0 {
+				note = fmt.Sprintf(" (failed in %d passes)", failed)
+			}
+			notes = append(notes, note)
+		} else if failed > 0 {
+			rows = append(rows, row)
+			vals = append(vals, 0)
+			notes = append(notes, " failed in every pass")
 		}
 	}
 	if len(rows) == 0 {
@@ -155,7 +170,11 @@ func plotPanel(t *table, p panel) (*plot.Plot, error) {
 		bar.LineStyle.Width = 0
 		pl.Add(bar)
 		labels.XYs = append(labels.XYs, plotter.XY{X: v, Y: float64(i)})
-		labels.Labels = append(labels.Labels, " "+fmt.Sprintf(p.format, v))
+		label := " " + fmt.Sprintf(p.format, v) + notes[k]
+		if strings.HasPrefix(notes[k], " failed in every") {
+			label = notes[k]
+		}
+		labels.Labels = append(labels.Labels, label)
 	}
 	lb, err := plotter.NewLabels(labels)
 	if err != nil {

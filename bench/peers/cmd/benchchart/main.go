@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	benchchart [-o chart.png] [-title text] results/*.txt
+//	benchchart [-o chart.png] [-title text] [-failures failures.txt] results/*.txt
 //
 // It parses the files with golang.org/x/perf/benchfmt, takes the median of
 // every figure over all runs of a benchmark (scripts/bench.sh makes several
@@ -15,6 +15,10 @@
 // of auto-refreshing 10,000 leases (ms per second). Rows are "lib/driver" (scriptlock first, then the raw
 // reference, the in-process sync.Mutex and the peers). The output format
 // follows the extension of -o: .png or .svg. Several -o flags may be given.
+// With -failures (the failures.txt scripts/bench.sh writes), a row that
+// failed in some passes says so in its bar's label, and one that failed in
+// every pass is drawn without a bar, labelled "failed in every pass"; the
+// reasons are in that file.
 package main
 
 import (
@@ -34,8 +38,9 @@ func main() {
 	var outs outputs
 	flag.Var(&outs, "o", "output file, .png or .svg (repeatable; default chart.png)")
 	title := flag.String("title", "scriptlock benchmarks (medians)", "chart title")
+	failed := flag.String("failures", "", "failures file of scripts/bench.sh: failed rows are marked")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: benchchart [-o chart.png] [-title text] files...\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: benchchart [-o chart.png] [-title text] [-failures file] files...\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -46,19 +51,23 @@ func main() {
 	if len(outs) == 0 {
 		outs = outputs{"chart.png"}
 	}
-	if err := run(flag.Args(), outs, *title); err != nil {
+	if err := run(flag.Args(), outs, *title, *failed); err != nil {
 		fmt.Fprintln(os.Stderr, "benchchart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(files []string, outs []string, title string) error {
+func run(files []string, outs []string, title, failuresFile string) error {
 	t, err := load(files)
 	if err != nil {
 		return err
 	}
+	fails, err := loadFailures(failuresFile)
+	if err != nil {
+		return err
+	}
 	for _, o := range outs {
-		if err := draw(t, panels, title, o); err != nil {
+		if err := draw(t, panels, fails, title, o); err != nil {
 			return err
 		}
 	}
