@@ -334,6 +334,19 @@ func (f *faultScripter) EvalSha(ctx context.Context, sha string, keys, args []st
 	return f.do(ctx, scriptCall{name: nameOf(sha, ""), sha: sha, keys: keys, args: args})
 }
 
+// EvalShaBatch runs each call of a batch as EvalSha does, fates included,
+// all at once, so that the core's batched renewals (locker.Batcher) meet
+// the same lost, late and delayed replies as single calls.
+func (f *faultScripter) EvalShaBatch(ctx context.Context, calls []locker.ScriptCall) []locker.ScriptResult {
+	out := make([]locker.ScriptResult, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() { out[i].Reply, out[i].Err = f.EvalSha(ctx, c.SHA1, c.Keys, c.Args) })
+	}
+	wg.Wait()
+	return out
+}
+
 func (f *faultScripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
 	return f.do(ctx, scriptCall{name: nameOf("", src), src: src, keys: keys, args: args})
 }
