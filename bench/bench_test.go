@@ -38,12 +38,27 @@ func BenchmarkLockCluster(b *testing.B) {
 	bench.BenchmarkCluster(b, cl.Addrs, masters, bench.ClusterTargets(cl.Addrs))
 }
 
+// BenchmarkLockHold runs the long auto-refresh row (bench.HoldTargets):
+// 50,000 leases of 2 s kept alive by scriptlock, b.N rounds of 667 ms; one
+// lost lease fails it.
+func BenchmarkLockHold(b *testing.B) {
+	srv := redisserver.StartStandalone(b)
+	bench.Benchmark(b, srv.Addr, bench.HoldTargets())
+}
+
 // TestBenchmarksSmoke runs every scenario of BenchmarkLock once with a
 // tiny iteration count, so `go test ./...` proves each still runs to the
 // end (no error, no hang, exclusion held); it asserts no timing.
 func TestBenchmarksSmoke(t *testing.T) {
 	srv := redisserver.StartStandalone(t)
 	bench.Smoke(t, srv.Addr, bench.Targets())
+}
+
+// TestHoldSmoke runs the row of BenchmarkLockHold once, shrunk (50 leases,
+// 4 rounds).
+func TestHoldSmoke(t *testing.T) {
+	srv := redisserver.StartStandalone(t)
+	bench.Smoke(t, srv.Addr, bench.HoldTargets())
 }
 
 // TestNetworkSmoke runs the rows of BenchmarkLockRTT once through the

@@ -70,6 +70,14 @@ type AutoRefresher interface {
 	LockAutoRefresh(ctx context.Context, key string) (RefreshedLease, error)
 }
 
+// TTLAutoRefresher is an AutoRefresher whose lease TTL can be chosen; the
+// op=refresh growth row (RefreshScale) needs it.
+type TTLAutoRefresher interface {
+	// LockAutoRefreshTTL is LockAutoRefresh with a lease TTL of ttl,
+	// renewed about every third of it.
+	LockAutoRefreshTTL(ctx context.Context, key string, ttl time.Duration) (RefreshedLease, error)
+}
+
 // RefreshedLease is a lease returned by an AutoRefresher.
 type RefreshedLease interface {
 	Unlocker

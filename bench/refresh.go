@@ -71,16 +71,40 @@ func Refresh(leases int) Scenario {
 		Name:   fmt.Sprintf("op=refresh/leases=%d", leases),
 		smokeN: refreshSmokeRounds,
 		run: func(ctx context.Context, r *run) error {
-			return refresh(ctx, r, leases)
+			return refresh(ctx, r, leases, RefreshTTL)
 		},
 	}
 }
 
-func refresh(ctx context.Context, r *run, leases int) (err error) {
-	ar, ok := r.l.(AutoRefresher)
-	if !ok {
-		return fmt.Errorf("%T does not implement AutoRefresher", r.l)
+// RefreshScale returns the scenario "op=refresh/leases=<leases>/ttl=<ttl>":
+// Refresh with another lease TTL (renewed every third of it), for the
+// growth row that holds many leases for a long window (scripts/bench.sh
+// runs it once, 50,000 leases of 2 s for 90 rounds: a minute). The Locker
+// must implement TTLAutoRefresher.
+func RefreshScale(leases int, ttl time.Duration) Scenario {
+	return Scenario{
+		Name:   fmt.Sprintf("op=refresh/leases=%d/ttl=%v", leases, ttl),
+		smokeN: refreshSmokeRounds,
+		run: func(ctx context.Context, r *run) error {
+			return refresh(ctx, r, leases, ttl)
+		},
 	}
+}
+
+func refresh(ctx context.Context, r *run, leases int, ttl time.Duration) (err error) {
+	lock := func(ctx context.Context, key string) (RefreshedLease, error) {
+		return nil, fmt.Errorf("%T does not implement AutoRefresher", r.l)
+	}
+	if ar, ok := r.l.(AutoRefresher); ok && ttl == RefreshTTL {
+		lock = ar.LockAutoRefresh
+	} else if ar, ok := r.l.(TTLAutoRefresher); ok {
+		lock = func(ctx context.Context, key string) (RefreshedLease, error) {
+			return ar.LockAutoRefreshTTL(ctx, key, ttl)
+		}
+	} else if ttl != RefreshTTL {
+		return fmt.Errorf("%T does not implement TTLAutoRefresher", r.l)
+	}
+	interval := time.Duration(math.Round(float64(ttl) * locker.RefreshFraction))
 	if r.smoke() {
 		leases = min(leases, refreshSmokeLeases)
 	}
@@ -97,7 +121,7 @@ func refresh(ctx context.Context, r *run, leases int) (err error) {
 		err = errors.Join(err, releaseAll(bg, held), deleteKeys(bg, srv, r.prefix+"refresh:"))
 	}()
 	if err := forEach(leases, func(i int) error {
-		l, err := ar.LockAutoRefresh(ctx, keys[i])
+		l, err := lock(ctx, keys[i])
 		if err != nil {
 			return fmt.Errorf("lock %q: %w", keys[i], err)
 		}
@@ -114,7 +138,7 @@ func refresh(ctx context.Context, r *run, leases int) (err error) {
 	cpu0, cpuOK := processCPU()
 	r.resetTimer()
 	start := time.Now()
-	window := time.NewTimer(time.Duration(r.n) * RefreshInterval)
+	window := time.NewTimer(time.Duration(r.n) * interval)
 	defer window.Stop()
 	select {
 	case <-window.C:
@@ -139,7 +163,7 @@ func refresh(ctx context.Context, r *run, leases int) (err error) {
 		return fmt.Errorf("%d of %d leases lost after %v of auto-refresh, first: %w", len(lost), leases, elapsed, lost[0])
 	}
 	calls := after - before
-	if elapsed >= RefreshTTL && calls < int64(leases) {
+	if elapsed >= ttl && calls < int64(leases) {
 		return fmt.Errorf("the server counted %d script calls for %d leases in %v, longer than their TTL", calls, leases, elapsed)
 	}
 	r.report(float64(calls)/elapsed.Seconds(), "cmds/s")

@@ -44,6 +44,12 @@ type run struct {
 	addr    string // the Redis the target runs on
 	prefix  string
 	metrics map[string]float64
+
+	// stats, when set, reads the server's cost at resetTimer (cost[0]) and
+	// stopTimer (cost[1]), so a scenario's set-up is not counted.
+	stats  *serverStats
+	cost   [2]cost
+	costOK [2]bool
 }
 
 // key returns the i-th key of scenario op under the target's prefix.
@@ -55,6 +61,9 @@ func (r *run) key(op string, i int) string {
 func (r *run) smoke() bool { return r.b == nil }
 
 func (r *run) resetTimer() {
+	if r.stats != nil {
+		r.cost[0], r.costOK[0] = r.stats.read()
+	}
 	if r.b != nil {
 		r.b.ResetTimer()
 	}
@@ -63,6 +72,9 @@ func (r *run) resetTimer() {
 func (r *run) stopTimer() {
 	if r.b != nil {
 		r.b.StopTimer()
+	}
+	if r.stats != nil {
+		r.cost[1], r.costOK[1] = r.stats.read()
 	}
 }
 

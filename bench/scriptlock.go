@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/scriptlock/scriptlock/locker"
 )
@@ -113,7 +114,11 @@ func (s *scriptlockLocker) WLock(ctx context.Context, key string) (Unlocker, err
 }
 
 func (s *scriptlockLocker) LockAutoRefresh(ctx context.Context, key string) (RefreshedLease, error) {
-	m, err := s.c.NewMutex(key, RefreshTTL, &locker.MutexOptions{AutoRefresh: true})
+	return s.LockAutoRefreshTTL(ctx, key, RefreshTTL)
+}
+
+func (s *scriptlockLocker) LockAutoRefreshTTL(ctx context.Context, key string, ttl time.Duration) (RefreshedLease, error) {
+	m, err := s.c.NewMutex(key, ttl, &locker.MutexOptions{AutoRefresh: true})
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,7 @@ func BenchmarkOverNetwork(b *testing.B, addr string, oneWay time.Duration, targe
 }
 
 // benchmark runs the leaves with clients on addr and reads the server's
-// cost, summed, at statsAddrs; before, if set, runs before each leaf, and
+// cost, summed, at statsAddrs, over each scenario's timed part; before, if set, runs before each leaf, and
 // what it returns after it.
 func benchmark(b *testing.B, addr string, statsAddrs []string, targets []Target, before func(*testing.B) func()) {
 	stats := newServerStats(b, statsAddrs)
@@ -83,13 +83,12 @@ func benchmark(b *testing.B, addr string, statsAddrs []string, targets []Target,
 					if before != nil {
 						defer before(b)()
 					}
-					r := &run{b: b, n: b.N, l: l, other: other, addr: addr, prefix: prefix}
-					start, ok := stats.read()
+					r := &run{b: b, n: b.N, l: l, other: other, addr: addr, prefix: prefix, stats: stats}
 					if err := s.run(context.Background(), r); err != nil {
 						b.Fatalf("%s/%s: %v", t.Name(), s.Name, err)
 					}
-					if end, ok2 := stats.read(); ok && ok2 {
-						reportServerCost(b, start, end)
+					if r.costOK[0] && r.costOK[1] {
+						reportServerCost(b, r.cost[0], r.cost[1])
 					}
 				})
 			}

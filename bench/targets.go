@@ -27,7 +27,26 @@ const (
 	// mode (a hand-over costs the same whatever the queue's length).
 	ManyWaiters = 256
 	LongQueue   = 500
+	// FewReaders and ManyReaders make the read-write growth rows, on
+	// go-redis only: op=rw-readers/readers=10 and =1000 (a call's cost
+	// whatever the number of readers holding the lock).
+	FewReaders  = 10
+	ManyReaders = 1000
 )
+
+// HoldLeases and HoldTTL make the long auto-refresh row of
+// BenchmarkLockHold: op=refresh/leases=50000/ttl=2s.
+const (
+	HoldLeases = 50000
+	HoldTTL    = 2 * time.Second
+)
+
+// HoldTargets returns the long auto-refresh row: scriptlock on go-redis
+// keeping HoldLeases leases of HoldTTL alive (scripts/bench.sh runs it once,
+// for 90 rounds: a minute).
+func HoldTargets() []Target {
+	return []Target{{Lib: "scriptlock", Driver: "goredis", Scenarios: []Scenario{RefreshScale(HoldLeases, HoldTTL)}, New: scriptlockNew("goredis")}}
+}
 
 // NetworkTargets returns the rows run over a simulated network round trip:
 // scriptlock and the raw reference on each driver, lock-unlock with one
@@ -49,7 +68,8 @@ func NetworkTargets() []Target {
 
 // Targets returns the main module's rows, in order: scriptlock on each
 // driver (every scenario: Standard, then RW and Refresh; on go-redis also
-// contended with ManyWaiters), scriptlock in FIFO mode on each driver
+// contended with ManyWaiters and rw-readers with FewReaders and
+// ManyReaders), scriptlock in FIFO mode on each driver
 // (contended only; on go-redis also with LongQueue), the raw reference on each driver
 // (lock-unlock and trylock-held), and the in-process reference, lib=syncmutex
 // (contended on sync.Mutex, rw on sync.RWMutex).
@@ -58,7 +78,7 @@ func Targets() []Target {
 	for _, d := range Drivers {
 		sc := append(Standard(), RW(RWClients, RWReadPct), Refresh(RefreshLeases))
 		if d == "goredis" {
-			sc = append(sc, Contended(ManyWaiters, time.Millisecond))
+			sc = append(sc, Contended(ManyWaiters, time.Millisecond), RWReaders(FewReaders), RWReaders(ManyReaders))
 		}
 		ts = append(ts, Target{Lib: "scriptlock", Driver: d, Scenarios: sc, New: scriptlockNew(d)})
 	}

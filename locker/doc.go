@@ -15,7 +15,8 @@
 // A FIFO mutex queues its waiters in "<prefix>{<name>}:q" and ":qx"; a mutex
 // acquire call whose outcome its caller could not know is listed for 30 s
 // in "<prefix>{<name>}:x", so that Redis refuses it should it still arrive.
-// A read-write lock lives in the hash "<prefix>{<name>}:rw". Release
+// A read-write lock lives in the hash "<prefix>{<name>}:rw" and the sorted
+// set of its read holds' expiries "<prefix>{<name>}:rwr". Release
 // messages go out on the shard channel "<prefix>{<name>}:wake" (a channel,
 // passed to scripts as an argument, never as a key). Claim markers live in
 // "<prefix>{<key>}:claim". Every key expires: after every lock is released

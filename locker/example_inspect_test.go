@@ -51,7 +51,7 @@ func TestLockName(t *testing.T) {
 	}
 	defer c.Close()
 	for _, name := range []string{"a", "invoice:42", "{x}", "%7B", "100%", "a}b{c", " "} {
-		for _, suffix := range []string{"", ":q", ":qx", ":x", ":rw"} {
+		for _, suffix := range []string{"", ":q", ":qx", ":x", ":rw", ":rwr"} {
 			got, ok := c.LockName(c.Key(name) + suffix)
 			assert.True(t, ok, "LockName(Key(%q)+%q)", name, suffix)
 			assert.Equal(t, name, got, "LockName(Key(%q)+%q)", name, suffix)

@@ -53,7 +53,7 @@ func (c *Client) ForceRelease(ctx context.Context, name string, asOf time.Time) 
 		return Forced{}, fmt.Errorf("locker: force release %q: %w", name, err)
 	}
 	k := c.Key(name)
-	keys := []string{k, k + ":rw"}
+	keys := []string{k + ":rw", k + ":rwr", k}
 	args := []string{strconv.FormatInt(asOf.UnixMicro(), 10), k + ":wake"}
 	r, err := c.retryTransient(ctx, scriptForce, func() (any, error) {
 		return c.run(ctx, scriptForce, keys, args)

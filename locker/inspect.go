@@ -183,15 +183,16 @@ func decodeState(name string, r any) (LockState, error) {
 
 // keySuffixes are the suffixes, after "<prefix>{<name>}", of the keys a
 // lock name may have: its mutex hash, FIFO queue, queue expiries, abandoned
-// calls and read-write hash.
-var keySuffixes = []string{"", ":q", ":qx", ":x", ":rw"}
+// calls, read-write hash and read expiries.
+var keySuffixes = []string{"", ":q", ":qx", ":x", ":rw", ":rwr"}
 
 // nameUnescaper undoes nameEscaper.
 var nameUnescaper = strings.NewReplacer("%25", "%", "%7B", "{", "%7D", "}")
 
 // LockName returns the name of the lock that key belongs to, when key is
 // one of the keys of a Mutex or RWMutex under this Client's prefix (its
-// hash, "<key>:rw", the FIFO queue "<key>:q" or "<key>:qx", or "<key>:x"),
+// hash, "<key>:rw" or "<key>:rwr", the FIFO queue "<key>:q" or "<key>:qx",
+// or "<key>:x"),
 // and reports whether it is; claim markers and other keys give false. It is
 // the inverse of Key, for tools that find locks with SCAN (match
 // "<prefix>{*", with the prefix's glob characters escaped). It does not

@@ -69,11 +69,14 @@ func TestKeySlotReference(t *testing.T) {
 // lockKeys are every key (and the wake channel, which must hash to the
 // same slot for SPUBLISH on a Cluster) the core sends to Redis for one name.
 type lockKeys struct {
-	lock, claim, rw, wake string
-	acquire               []string // every key of the acquire script
+	lock, claim, wake string
+	rw                []string // every key of the read-write scripts
+	acquire           []string // every key of the acquire script
 }
 
-func (k lockKeys) all() []string { return append([]string{k.claim, k.rw, k.wake}, k.acquire...) }
+func (k lockKeys) all() []string {
+	return append(append([]string{k.claim, k.wake}, k.rw...), k.acquire...)
+}
 
 // keysFor runs TryLock, TryRLock and Claim for name through a fresh fake
 // and returns the keys they sent. It also checks Client.Key against the
@@ -99,10 +102,10 @@ func keysFor(t testing.TB, prefix, name string) lockKeys {
 	require.Len(t, rl, 1)
 	require.Len(t, clm, 1)
 	require.Len(t, acq[0].keys, 4)
-	require.Len(t, rl[0].keys, 1)
+	require.Len(t, rl[0].keys, 2)
 	require.Len(t, clm[0].keys, 1)
 	require.Equal(t, acq[0].args[5], rl[0].args[3], "one wake channel per name")
-	k := lockKeys{lock: acq[0].keys[0], claim: clm[0].keys[0], rw: rl[0].keys[0], wake: acq[0].args[5], acquire: acq[0].keys}
+	k := lockKeys{lock: acq[0].keys[0], claim: clm[0].keys[0], rw: rl[0].keys, wake: acq[0].args[5], acquire: acq[0].keys}
 	require.Equal(t, c.Key(name), k.lock, "Client.Key must be the key the lock uses")
 	return k
 }
@@ -132,7 +135,7 @@ func checkSameSlot(t testing.TB, prefix, name string, k lockKeys) {
 		}
 	}
 	want := lockKeys{
-		lock: k.lock, claim: k.lock + ":claim", rw: k.lock + ":rw", wake: k.lock + ":wake",
+		lock: k.lock, claim: k.lock + ":claim", rw: []string{k.lock + ":rw", k.lock + ":rwr"}, wake: k.lock + ":wake",
 		acquire: []string{k.lock, k.lock + ":q", k.lock + ":qx", k.lock + ":x"},
 	}
 	if !reflect.DeepEqual(k, want) {

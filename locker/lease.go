@@ -24,10 +24,11 @@ import (
 // extend also 2, refused as late; pttl replies {status, pttl ms}.
 type leaseOps struct {
 	release, extend, pttl *script
+	keys                  int // how many of the lease's keys extend and pttl take
 }
 
 // mutexOps act on mutex leases.
-var mutexOps = &leaseOps{release: scriptRelease, extend: scriptExtend, pttl: scriptPTTL}
+var mutexOps = &leaseOps{release: scriptRelease, extend: scriptExtend, pttl: scriptPTTL, keys: 1}
 
 // Lease is one hold of a lock: what an acquisition returns. Its methods are
 // safe for concurrent use. All methods of a nil *Lease are safe: Unlock
@@ -36,7 +37,7 @@ type Lease struct {
 	c      *Client
 	ops    *leaseOps
 	name   string
-	keys   []string // the lock's hash: the only key of the lease's scripts
+	keys   []string // the lock's keys the lease's scripts take (ops.keys of them for extend and pttl)
 	wake   string   // the lock's wake channel
 	owner  string
 	hold   string // the hold id (mutex) or hold field (read-write lock)
@@ -161,7 +162,7 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 	if l.ops == rwOps {
 		args = append(args, l.wake)
 	}
-	r, err := l.c.retryTransient(ctx, l.ops.pttl, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys[:1], args) })
+	r, err := l.c.retryTransient(ctx, l.ops.pttl, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys[:l.ops.keys], args) })
 	if err != nil {
 		return 0, err
 	}
@@ -201,7 +202,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 		return err
 	}
 	n, start, args := l.extendCall(ms)
-	r, err := l.c.retryTransient(ctx, l.ops.extend, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys[:1], args) })
+	r, err := l.c.retryTransient(ctx, l.ops.extend, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys[:l.ops.keys], args) })
 	return l.extended(n, start, ms, r, err)
 }
 

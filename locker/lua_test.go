@@ -181,22 +181,28 @@ func TestLuaWakeChannelInARGV(t *testing.T) {
 	}
 }
 
-// TestLuaLeaseScriptsOneKey checks that the scripts acting on a held lease,
-// and every read-write lock script, take one key: the lock's hash (and
-// release.lua, for a FIFO lease, the queue's keys as well).
+// TestLuaLeaseScriptsOneKey checks that the scripts acting on a held mutex
+// lease take one key, the lock's hash (and release.lua, for a FIFO lease,
+// the queue's keys as well), and every read-write lock script two: its hash
+// and its read expiries, which exist together (a script whose keys are
+// partly missing in a slot being migrated is answered TRYAGAIN).
 func TestLuaLeaseScriptsOneKey(t *testing.T) {
 	one := append(append([]string{}, leaseScripts...), rwScripts...)
 	for _, name := range one {
 		p := parseHeader(t, name)
 		assert.Contains(t, p.keys[1], "lock hash", "%s.lua: its key is the lock's hash", name)
-		if name == "release" {
+		switch {
+		case name == "release":
 			assert.Len(t, p.keys, 3, "%s.lua: %v", name, p.keys)
 			for i := 2; i <= 3; i++ {
 				assert.Contains(t, p.keys[i], "(a FIFO lease only)", "%s.lua: KEYS[%d]", name, i)
 			}
-			continue
+		case strings.HasPrefix(name, "rw_"):
+			assert.Len(t, p.keys, 2, "%s.lua: %v", name, p.keys)
+			assert.Contains(t, p.keys[2], "read expiries", "%s.lua: KEYS[2]", name)
+		default:
+			assert.Len(t, p.keys, 1, "%s.lua: %v", name, p.keys)
 		}
-		assert.Len(t, p.keys, 1, "%s.lua: %v", name, p.keys)
 	}
 }
 

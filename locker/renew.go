@@ -258,7 +258,7 @@ func (r *renewer) renewBatch(b Batcher, leases []*Lease) {
 		}
 		n, start, args := l.extendCall(l.ttlMS)
 		ps = append(ps, pending{l, n, start})
-		calls = append(calls, ScriptCall{SHA1: l.ops.extend.sha, Keys: l.keys[:1], Args: args})
+		calls = append(calls, ScriptCall{SHA1: l.ops.extend.sha, Keys: l.keys[:l.ops.keys], Args: args})
 	}
 	if len(calls) == 0 {
 		return

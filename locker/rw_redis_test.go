@@ -26,11 +26,16 @@ func mapKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// holdFields returns the fields of the read-write hash other than 'f'.
+// holdFields returns the hold, intent and abandoned-call fields of the
+// read-write hash (not 'f', the 'o' index or the 'c:' read counts).
 func (e *redisEnv) holdFields(key string) map[string]string {
 	e.t.Helper()
 	m := e.hash(key)
-	delete(m, "f")
+	for k := range m {
+		if len(k) < 2 || k[1] != ':' || k[0] == 'c' {
+			delete(m, k)
+		}
+	}
 	return m
 }
 
@@ -100,7 +105,7 @@ func TestRWRedisLayout(t *testing.T) {
 	assert.Equal(t, []string{"w:" + w.Token()}, mapKeys(e.holdFields(key)), "only the writer's hold")
 	assert.Equal(t, strconv.FormatInt(w.Fence(), 10), e.hash(key)["f"], "'f' is the last write fence")
 	assert.Greater(t, w.Fence(), f, "a write grant's fence is above the last one")
-	assert.Equal(t, []string{key}, e.keys(), "one key: no fence counter")
+	assert.ElementsMatch(t, []string{key, key + "r"}, e.keys(), "the hash and its read expiries (kept while the hash lives): no fence counter")
 
 	require.NoError(t, w.Unlock(e.ctx))
 	assert.Empty(t, e.keys(), "the hash is deleted with its last hold")
@@ -384,4 +389,54 @@ func TestRWRedisDowngradeHandOver(t *testing.T) {
 	w, err := other.TryLock(e.ctx)
 	require.NoError(t, err, "free once the read lease is unlocked")
 	require.NoError(t, w.Unlock(e.ctx))
+}
+
+// TestRWRedisManyReaders checks the read expiries index with more readers
+// than one purge batch (500): the set scores every read hold, the 'c:'
+// counts follow the owners, a writer is refused while they live and granted
+// once they have expired (the purge deletes them all, counts included), and
+// its Unlock leaves no key.
+func TestRWRedisManyReaders(t *testing.T) {
+	e := newRedisEnv(t)
+	c := e.client(nil)
+	key := c.Key("many") + ":rw"
+	const n = 600
+	rw := newRW(t, c, "many", 400*time.Millisecond, nil)
+	shared := newRW(t, c, "many", 400*time.Millisecond, &locker.RWMutexOptions{Owner: "shared", Reentrant: true})
+	for range n - 2 {
+		_, err := rw.TryRLock(e.ctx)
+		require.NoError(t, err)
+	}
+	for range 2 {
+		_, err := shared.TryRLock(e.ctx)
+		require.NoError(t, err)
+	}
+	z, err := e.rdb.ZCard(e.ctx, key+"r").Result()
+	require.NoError(t, err)
+	assert.EqualValues(t, n+1, z, "every read hold is scored, plus the sentinel")
+	h := e.hash(key)
+	counts := 0
+	for k := range h {
+		if strings.HasPrefix(k, "c:") {
+			counts++
+		}
+	}
+	assert.Equal(t, n-1, counts, "one 'c:' count per owner")
+	assert.Equal(t, "2", h["c:shared"], "the shared owner's count")
+
+	writer := newRW(t, c, "many", 10*time.Second, nil)
+	_, err = writer.TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "readers live")
+	time.Sleep(500 * time.Millisecond)
+	w, err := writer.TryLock(e.ctx)
+	require.NoError(t, err, "every reader has expired")
+	h = e.hash(key)
+	for k := range h {
+		assert.False(t, strings.HasPrefix(k, "r:") || strings.HasPrefix(k, "c:"), "field %q left after the purge", k)
+	}
+	members, err := e.rdb.ZRange(e.ctx, key+"r", 0, -1).Result()
+	require.NoError(t, err)
+	assert.Equal(t, []string{""}, members, "only the sentinel is left in the read expiries")
+	require.NoError(t, w.Unlock(e.ctx))
+	assert.Empty(t, e.keys(), "no key after the writer's Unlock")
 }

@@ -132,7 +132,7 @@ func TestRWMutexCalls(t *testing.T) {
 	ctx := testCtx(t)
 	rw := newRW(t, c, "doc", 1500*time.Millisecond, nil)
 	k := c.Key("doc")
-	keys := []string{k + ":rw"}
+	keys := []string{k + ":rw", k + ":rwr"}
 	wake := k + ":wake"
 
 	f.reply([]any{int64(1), int64(77)}, "rw_rlock")
@@ -233,7 +233,7 @@ func TestRWMutexLockGivesUp(t *testing.T) {
 	}
 	assert.Len(t, ids, len(attempts), "a fresh hold field per attempt")
 	require.Len(t, cancels, 1, "one clean-up")
-	assert.Equal(t, []string{k + ":rw"}, cancels[0].keys)
+	assert.Equal(t, []string{k + ":rw", k + ":rwr"}, cancels[0].keys)
 	assert.Equal(t, []string{"", attempts[0].args[3], "0", k + ":wake"}, cancels[0].args, "the clean-up drops the intent only")
 }
 
@@ -267,7 +267,7 @@ func TestRWMutexAcquireUnknown(t *testing.T) {
 			}
 			var got [][]string
 			for _, c := range f.runs("rw_cancel") {
-				assert.Equal(t, []string{k + ":rw"}, c.keys)
+				assert.Equal(t, []string{k + ":rw", k + ":rwr"}, c.keys)
 				got = append(got, c.args)
 			}
 			assert.ElementsMatch(t, want, got, "%s %+v: the call's hold dropped and the call refused, in every owner mode", op, opts)
@@ -299,7 +299,7 @@ func TestRWMutexDowngrade(t *testing.T) {
 	require.NoError(t, err)
 	run := f.runs("rw_downgrade")
 	require.Len(t, run, 1)
-	assert.Equal(t, []string{k + ":rw"}, run[0].keys)
+	assert.Equal(t, []string{k + ":rw", k + ":rwr"}, run[0].keys)
 	read := run[0].args[3]
 	assert.True(t, strings.HasPrefix(read, "r:"), "a read hold field %q", read)
 	assertToken(t, read[2:])
@@ -395,7 +395,7 @@ func TestRWMutexDowngradeFails(t *testing.T) {
 		require.NoError(t, c.Close())
 		dg, cancels := f.runs("rw_downgrade"), f.runs("rw_cancel")
 		require.Len(t, cancels, 1)
-		assert.Equal(t, []string{k + ":rw"}, cancels[0].keys)
+		assert.Equal(t, []string{k + ":rw", k + ":rwr"}, cancels[0].keys)
 		assert.Equal(t, []string{w.Token(), "", "0", k + ":wake", "w:" + w.Token(), dg[0].args[3]}, cancels[0].args,
 			"the clean-up drops the write hold and the read hold the call may have made")
 		n := f.count()

@@ -20,7 +20,7 @@ var (
 
 // rwOps act on read and write leases of an RWMutex alike: the lease's hold
 // field ('r:<id>' or 'w:<id>') tells the scripts which kind it is.
-var rwOps = &leaseOps{release: scriptRWRelease, extend: scriptRWExtend, pttl: scriptRWPTTL}
+var rwOps = &leaseOps{release: scriptRWRelease, extend: scriptRWExtend, pttl: scriptRWPTTL, keys: 2}
 
 // Hold field prefixes in the read-write lock's hash.
 const (
@@ -62,8 +62,9 @@ type RWMutexOptions struct {
 // goroutines sharing it contend like separate processes (unless Owner is
 // set, which makes them one owner).
 //
-// The lock is one hash, "<prefix>{<name>}:rw", so every script touches one
-// Cluster slot; a Mutex of the same name is a different lock, but both
+// The lock is one hash, "<prefix>{<name>}:rw", with its read holds' expiries
+// in the sorted set "<prefix>{<name>}:rwr" (so no call scans the readers:
+// each costs O(log R) with R readers), both in one Cluster slot; a Mutex of the same name is a different lock, but both
 // take fences from the server clock, so fences strictly increase per name
 // across both.
 //
@@ -100,7 +101,7 @@ type RWMutex struct {
 	owner     string
 	reentrant bool
 	refresh   bool
-	keys      []string // the read-write hash: every script's only key
+	keys      []string // the read-write hash and its read expiries: every script's keys
 	wake      string   // the wake channel
 }
 
@@ -121,7 +122,7 @@ func (c *Client) NewRWMutex(name string, ttl time.Duration, opts *RWMutexOptions
 	k := c.Key(name)
 	return &RWMutex{
 		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant, refresh: o.AutoRefresh,
-		keys: []string{k + ":rw"}, wake: k + ":wake",
+		keys: []string{k + ":rw", k + ":rwr"}, wake: k + ":wake",
 	}, nil
 }
 

@@ -217,19 +217,33 @@ for i in $(seq "$passes"); do
 	steps=$((steps + 1))
 done
 
+# The long auto-refresh row (BenchmarkLockHold: 50,000 leases of 2 s for 90
+# rounds, a minute) runs once, after the passes.
+if [[ "$filter" == "." ]]; then
+	echo "== the long auto-refresh row: 50,000 leases held for a minute; $((SECONDS - bench_start))s so far"
+	(cd "$root/bench" && "$tmp/main.test" -test.run '^$' -test.bench 'LockHold' \
+		-test.benchtime 90x -test.timeout 30m >"$tmp/hold.txt" 2>&1) || {
+		{
+			echo "the long auto-refresh row (exit $?):"
+			grep -h -E -A3 -e '--- FAIL' -e '^panic' -e 'test timed out' "$tmp/hold.txt" | sed 's/^/    /' | head -40
+		} >>"$out/failures.txt"
+	}
+	grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/hold.txt" >"$out/hold.txt" || true
+fi
+
 bs() { "$tmp/benchstat" -table '' "$@"; }
 {
 	echo "### (a) drivers side by side: scriptlock and raw, one column per driver (op=refresh: see (e))"
 	echo
-	bs -filter '/lib:(scriptlock OR raw) -/op:refresh' -col /driver "$out/main.txt"
+	bs -filter '/lib:(scriptlock OR raw) -/op:(refresh OR rw-readers)' -col /driver "$out/main.txt"
 	echo
 	echo "### (a2) scriptlock vs the raw reference on the same driver"
 	echo
-	bs -filter '/lib:(scriptlock OR raw) -/op:(contended OR rw OR refresh)' -col /lib "$out/main.txt"
+	bs -filter '/lib:(scriptlock OR raw) -/op:(contended OR rw OR rw-readers OR refresh)' -col /lib "$out/main.txt"
 	echo
 	echo "### (b) scriptlock vs peers on the same client library, uncontended"
 	echo
-	bs -filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:(contended OR rw OR refresh) -/driver:redigo' -col /lib "$out/main.txt" "$out/peers.txt"
+	bs -filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:(contended OR rw OR rw-readers OR refresh) -/driver:redigo' -col /lib "$out/main.txt" "$out/peers.txt"
 	echo
 	echo "### (c) contended, 8 goroutines holding 1 ms: every lib and driver (compare rows)"
 	echo
@@ -243,10 +257,20 @@ bs() { "$tmp/benchstat" -table '' "$@"; }
 	echo
 	bs -filter '/op:rw' -row /lib,/driver -col /op "$out/main.txt"
 	echo
+	echo "### (d2) how cost grows with the readers holding a read-write lock (go-redis): RLock+Unlock with 10 and with 1,000 readers held (script-us/op per pair)"
+	echo
+	bs -filter '/op:rw-readers' -row /lib,/driver,/readers -col /op "$out/main.txt"
+	echo
 	echo "### (e) auto-refresh of 10,000 leases (TTL 1s, renewed every 333ms; ns/op is the window per round, by construction)"
 	echo
 	bs -filter '/op:refresh' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
 	echo
+	if [[ -s "$out/hold.txt" ]]; then
+		echo "### (e2) 50,000 auto-refreshed leases (TTL 2s, renewed every 667ms) held for 90 rounds, a minute, once (go-redis; one lost lease fails the row)"
+		echo
+		bs -row /lib,/driver -col /op "$out/hold.txt"
+		echo
+	fi
 	if [[ -s "$out/rtt.txt" ]]; then
 		echo "### (f) over a simulated network: clients behind a proxy adding 250 µs each way (net-rtt-us: the round trip measured), scriptlock vs raw"
 		echo

@@ -4,8 +4,9 @@
 -- lease lost), and wake the waiters. A grant made after that time is never
 -- dropped, so a re-sent or late call changes nothing new.
 --
--- KEYS[1]  lock hash       <prefix>{<name>}
--- KEYS[2]  read-write hash <prefix>{<name>}:rw
+-- KEYS[1]  read-write hash <prefix>{<name>}:rw
+-- KEYS[2]  read expiries  <prefix>{<name>}:rwr
+-- KEYS[3]  lock hash      <prefix>{<name>}
 -- ARGV[1]  as of: server time in µs (from inspect.lua); holds granted at or
 --          before it are dropped
 -- ARGV[2]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
@@ -14,43 +15,39 @@
 -- Reply: {mutex holds dropped, read-write holds dropped}. The mutex is
 --        dropped as a whole (its hash deleted) when its grant's fence (the
 --        server µs of the grant) is at or before ARGV[1]; read and write
---        holds one by one by their grant order. The FIFO queue, writer
+--        holds one by one by their grant order (every read hold is looked
+--        at: an operator's call, not a lock's). The FIFO queue, writer
 --        intents, the last write fence and the abandoned-call records are
 --        kept.
+local want = {}
+-- @include rw_prelude.lua
+
 local asof = tonumber(ARGV[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rw, gone = 0, {}
+for _, k in ipairs(names) do
+  if string.sub(k, 1, 2) == 'w:' and live[k][3] <= asof then
+    gone[#gone + 1] = k
+  end
+end
+for _, k in ipairs(allReads()) do
+  if live[k][3] <= asof then
+    gone[#gone + 1] = k
+  end
+end
+for _, k in ipairs(gone) do
+  drop(k)
+  rw = rw + 1
+end
+finish(ARGV[2])
 
 local mutex = 0
-local owner, fence, w = unpack(redis.call('HMGET', KEYS[1], 'owner', 'fence', 'w'))
+local owner, fence, w = unpack(redis.call('HMGET', KEYS[3], 'owner', 'fence', 'w'))
 if owner and tonumber(fence) and tonumber(fence) <= asof then
-  mutex = redis.call('HLEN', KEYS[1]) - 2 -- owner and fence
+  mutex = redis.call('HLEN', KEYS[3]) - 2 -- owner and fence
   if w then
     mutex = mutex - 1 -- the waited-for mark
   end
-  redis.call('DEL', KEYS[1])
-end
-
-local rw, drop = 0, {}
-local all = redis.call('HGETALL', KEYS[2])
-for j = 1, #all, 2 do
-  local k, v = all[j], all[j + 1]
-  local kind = string.sub(k, 1, 2)
-  if kind == 'w:' or kind == 'r:' then
-    local exp, order = string.match(v, '^(%d+):(%d+):')
-    if tonumber(order) and tonumber(order) <= asof then
-      drop[#drop + 1] = k
-      if tonumber(exp) > now then
-        rw = rw + 1
-      end
-    end
-  end
-end
-if #drop > 0 then
-  redis.call('HDEL', KEYS[2], unpack(drop))
-end
-
-if mutex > 0 or rw > 0 then
+  redis.call('DEL', KEYS[3])
   -- SPUBLISH keeps the message in the lock's shard; a server without it
   -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
   local sent = redis.pcall('SPUBLISH', ARGV[2], '')

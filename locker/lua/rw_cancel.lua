@@ -4,6 +4,7 @@
 -- call), and refuse the call should it still arrive.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}:rw
+-- KEYS[2]  read expiries   <prefix>{<name>}:rwr
 -- ARGV[1]  owner token of the holds ('' when there are none)
 -- ARGV[2]  intent field    'i:<intent id>', or '' for none
 -- ARGV[3]  ms to refuse the acquire call that named the first hold field
@@ -14,6 +15,7 @@
 -- Reply: 1, always. Publishes on the wake channel when that freed capacity
 -- (the last intent gone lets readers in).
 
+local want = {unpack(ARGV, 5)}
 -- @include rw_prelude.lua
 
 local owner, intent, refuse = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -22,7 +24,8 @@ if intent ~= '' and string.sub(intent, 1, 2) == 'i:' then
 end
 for i = 5, #ARGV do
   local hold = ARGV[i]
-  if live[hold] and live[hold][2] == owner then
+  local h = get(hold)
+  if h and h[2] == owner then
     drop(hold)
   end
 end

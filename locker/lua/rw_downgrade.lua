@@ -1,6 +1,7 @@
 -- rw_downgrade.lua: turn a write hold into a read hold in one step.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}:rw
+-- KEYS[2]  read expiries   <prefix>{<name>}:rwr
 -- ARGV[1]  owner token
 -- ARGV[2]  write hold field 'w:<call id>'
 -- ARGV[3]  ttl in milliseconds of the read hold
@@ -18,22 +19,21 @@
 --        of this very call: a late call changes nothing); {-1, 0} it is gone
 --        and another owner excludes it; nothing changed then.
 
+local want = {ARGV[4]}
 -- @include rw_prelude.lua
 
 local owner, whold, ttl, rhold = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 if string.sub(whold, 1, 2) ~= 'w:' or string.sub(rhold, 1, 2) ~= 'r:' then
   return redis.error_reply('ERR rw_downgrade: not a write and a read hold field')
 end
-local h, r = live[whold], live[rhold]
+local h, r = get(whold), get(rhold)
 if r and r[2] ~= owner then
   r = nil
 end
 if h and h[2] == owner then
   if ARGV[6] == '1' then
-    for k, b in pairs(live) do
-      if k ~= whold and string.sub(k, 1, 2) == 'w:' and b[2] == owner and b[3] <= h[3] then
-        drop(k)
-      end
+    for _, k in ipairs(earlier(owner, whold, h[3])) do
+      drop(k)
     end
   end
   drop(whold)

@@ -1,6 +1,7 @@
 -- rw_extend.lua: set one read or write hold to expire ttl from now.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}:rw
+-- KEYS[2]  read expiries   <prefix>{<name>}:rwr
 -- ARGV[1]  owner token
 -- ARGV[2]  hold field      'r:<call id>' or 'w:<call id>'
 -- ARGV[3]  ttl in milliseconds
@@ -14,10 +15,11 @@
 --        owner excludes it (as in rw_release); 2 refused: a later extend of
 --        this lease was applied already. Nothing changed unless 1.
 
+local want = {ARGV[2]}
 -- @include rw_prelude.lua
 
 local owner, hold, ttl, n = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local h = live[hold]
+local h = get(hold)
 if h and h[2] == owner then
   if h[4] > n then
     finish(ARGV[5])

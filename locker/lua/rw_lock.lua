@@ -2,6 +2,7 @@
 -- record the waiting writer's intent.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}:rw
+-- KEYS[2]  read expiries   <prefix>{<name>}:rwr
 -- ARGV[1]  owner token
 -- ARGV[2]  hold field      'w:<call id>'
 -- ARGV[3]  ttl in milliseconds (of the hold, and of the intent)
@@ -21,9 +22,10 @@
 --        retries before its intent lapses.
 --        {0, 0} refused: the call was abandoned (see rw_cancel.lua).
 
+local want = {}
 -- @include rw_prelude.lua
 
-if live['x:' .. ARGV[2]] then
+if get('x:' .. ARGV[2]) then
   return {0, 0} -- an abandoned call arriving late
 end
 
@@ -31,7 +33,7 @@ local owner, hold, ttl, intent = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 if string.sub(hold, 1, 2) ~= 'w:' or (intent ~= '' and string.sub(intent, 1, 2) ~= 'i:') then
   return redis.error_reply('ERR rw_lock: not a write hold or intent field')
 end
-local h = live[hold]
+local h = get(hold)
 if writer == owner then
   if h then
     put(hold, math.max(h[1], now + ttl), owner, h[3], h[4])
@@ -45,11 +47,10 @@ if writer == owner then
   return {1, fence or 0}
 end
 -- Refused while another owner's write hold or any read hold lives.
-local wait = 0
-for k, b in pairs(live) do
-  local kind = string.sub(k, 1, 1)
-  if kind == 'w' or kind == 'r' then
-    wait = math.max(wait, b[1] - now)
+local wait = math.max(0, readUntil() - now)
+for _, k in ipairs(names) do
+  if string.sub(k, 1, 1) == 'w' then
+    wait = math.max(wait, live[k][1] - now)
   end
 end
 if wait > 0 then
@@ -64,7 +65,7 @@ end
 -- clock in microseconds, so fences keep increasing across expiries and
 -- restarts (as long as the server clock does not go back).
 fence = math.max((fence or 0) + 1, micros)
-redis.call('HSET', KEYS[1], 'f', string.format('%d', fence))
+redis.call('HSET', H, 'f', string.format('%d', fence))
 put(hold, now + ttl, owner, micros, 0)
 if intent ~= '' then
   drop(intent)

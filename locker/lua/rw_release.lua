@@ -1,6 +1,7 @@
 -- rw_release.lua: drop one read or write hold of the read-write lock.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}:rw
+-- KEYS[2]  read expiries   <prefix>{<name>}:rwr
 -- ARGV[1]  owner token
 -- ARGV[2]  hold field      'r:<call id>' or 'w:<call id>'
 -- ARGV[3]  1: also drop the owner's holds of the same kind granted before
@@ -15,17 +16,15 @@
 --        never drops a hold granted after its own. Publishes on the wake
 --        channel when the call freed capacity.
 
+local want = {ARGV[2]}
 -- @include rw_prelude.lua
 
 local owner, hold = ARGV[1], ARGV[2]
-local h = live[hold]
+local h = get(hold)
 if h and h[2] == owner then
   if ARGV[3] == '1' then
-    local kind = string.sub(hold, 1, 2)
-    for k, b in pairs(live) do
-      if k ~= hold and string.sub(k, 1, 2) == kind and b[2] == owner and b[3] <= h[3] then
-        drop(k)
-      end
+    for _, k in ipairs(earlier(owner, hold, h[3])) do
+      drop(k)
     end
   end
   drop(hold)

@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// RWReaders returns the scenario "op=rw-readers/readers=<readers>": how a
+// read-write lock's cost grows with the readers holding it. Before the
+// timer starts, the other Locker takes readers read locks on one key (64
+// at a time); then, timed, one goroutine does n RLock+Unlock pairs on that
+// key, each call meeting every held reader. The held read locks are
+// released after the timer stops; one that was lost meanwhile (TTL passed)
+// fails the run. A smoke run holds 20 readers.
+//
+// The server's script time per pair (script-us/op, with scripts/op = 2) is
+// the figure: it is constant in readers when no call scans them.
+//
+// The Locker must implement RWLocker (scriptlock and sync.RWMutex; only
+// scriptlock's row makes sense, since the in-process lock has no server).
+func RWReaders(readers int) Scenario {
+	return Scenario{
+		Name:   "op=rw-readers/readers=" + strconv.Itoa(readers),
+		smokeN: 4,
+		run: func(ctx context.Context, r *run) error {
+			return rwReaders(ctx, r, readers)
+		},
+	}
+}
+
+func rwReaders(ctx context.Context, r *run, readers int) (err error) {
+	l, ok := r.l.(RWLocker)
+	other, ok2 := r.other.(RWLocker)
+	if !ok || !ok2 {
+		return fmt.Errorf("%T does not implement RWLocker", r.l)
+	}
+	if r.smoke() {
+		readers = min(readers, 20)
+	}
+	key := r.key("rw-readers", 0)
+	held := make([]Unlocker, readers)
+	defer func() {
+		bg := context.WithoutCancel(ctx)
+		for i, u := range held {
+			if u == nil {
+				continue
+			}
+			if uerr := u.Unlock(bg); uerr != nil {
+				err = errors.Join(err, fmt.Errorf("held reader %d of %q: %w (was it lost during the run?)", i, key, uerr))
+				return
+			}
+		}
+	}()
+	if err := forEach(readers, func(i int) error {
+		u, err := other.RLock(ctx, key)
+		if err != nil {
+			return fmt.Errorf("held reader %d of %q: %w", i, key, err)
+		}
+		held[i] = u
+		return nil
+	}); err != nil {
+		return err
+	}
+	r.resetTimer()
+	for range r.n {
+		u, err := l.RLock(ctx, key)
+		if err != nil {
+			return fmt.Errorf("rlock %q with %d readers: %w", key, readers, err)
+		}
+		if err := u.Unlock(ctx); err != nil {
+			return fmt.Errorf("unlock %q with %d readers: %w", key, readers, err)
+		}
+	}
+	r.stopTimer()
+	return nil
+}
