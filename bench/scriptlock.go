@@ -36,12 +36,26 @@ type scriptlockLocker struct {
 	opts      *locker.MutexOptions
 	mutexes   sync.Map // key -> *locker.Mutex
 	rwmutexes sync.Map // key -> *locker.RWMutex
+	sems      sync.Map // key -> *locker.Semaphore
 }
 
 var (
 	_ RWLocker      = (*scriptlockLocker)(nil)
 	_ AutoRefresher = (*scriptlockLocker)(nil)
+	_ SemLocker     = (*scriptlockLocker)(nil)
 )
+
+// Acquire takes n permits of a *locker.Semaphore per key (TTL, permits,
+// FIFO when the Locker is ScriptlockFIFO), reused like the mutexes.
+func (s *scriptlockLocker) Acquire(ctx context.Context, key string, permits, n int) (Unlocker, error) {
+	sem, err := cached(&s.sems, key, func() (*locker.Semaphore, error) {
+		return s.c.NewSemaphore(key, permits, TTL, &locker.SemaphoreOptions{FIFO: s.opts != nil && s.opts.FIFO})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return unlocker(sem.Acquire(ctx, n))
+}
 
 func (s *scriptlockLocker) mutex(key string) (*locker.Mutex, error) {
 	return cached(&s.mutexes, key, func() (*locker.Mutex, error) { return s.c.NewMutex(key, TTL, s.opts) })

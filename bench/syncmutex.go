@@ -15,7 +15,8 @@ import (
 // It also implements RWLocker with one sync.RWMutex per key (ctx ignored
 // likewise): the reference of the op=rw scenario, reported as
 // lib=syncmutex too. Go's RWMutex also makes new readers wait behind a
-// waiting writer.
+// waiting writer. And SemLocker, with a buffered channel per key: the
+// reference of the op=semaphore scenario.
 func SyncMutex() Locker {
 	return &syncMutexLocker{}
 }
@@ -23,9 +24,13 @@ func SyncMutex() Locker {
 type syncMutexLocker struct {
 	mutexes   sync.Map // key -> *sync.Mutex
 	rwmutexes sync.Map // key -> *sync.RWMutex
+	chanSemaphores
 }
 
-var _ RWLocker = (*syncMutexLocker)(nil)
+var (
+	_ RWLocker  = (*syncMutexLocker)(nil)
+	_ SemLocker = (*syncMutexLocker)(nil)
+)
 
 func (s *syncMutexLocker) mutex(key string) *sync.Mutex {
 	if m, ok := s.mutexes.Load(key); ok {

@@ -19,6 +19,10 @@ const (
 	// RWClients and RWReadPct make op=rw/clients=16/reads=90pct.
 	RWClients = 16
 	RWReadPct = 90
+	// SemClients and SemPermits make op=semaphore/clients=16/permits=4
+	// (holding 1 ms) and its uncontended row, clients=1.
+	SemClients = 16
+	SemPermits = 4
 	// RefreshLeases makes op=refresh/leases=10000.
 	RefreshLeases = 10000
 	// ManyWaiters and LongQueue are the growth rows, on go-redis only:
@@ -67,16 +71,18 @@ func NetworkTargets() []Target {
 }
 
 // Targets returns the main module's rows, in order: scriptlock on each
-// driver (every scenario: Standard, then RW and Refresh; on go-redis also
+// driver (every scenario: Standard, then RW, Refresh and the semaphore
+// rows; on go-redis also
 // contended with ManyWaiters and rw-readers with FewReaders and
 // ManyReaders), scriptlock in FIFO mode on each driver
 // (contended only; on go-redis also with LongQueue), the raw reference on each driver
 // (lock-unlock and trylock-held), and the in-process reference, lib=syncmutex
-// (contended on sync.Mutex, rw on sync.RWMutex).
+// (contended on sync.Mutex, rw on sync.RWMutex, semaphore on a buffered
+// channel).
 func Targets() []Target {
 	var ts []Target
 	for _, d := range Drivers {
-		sc := append(Standard(), RW(RWClients, RWReadPct), Refresh(RefreshLeases))
+		sc := append(Standard(), RW(RWClients, RWReadPct), Refresh(RefreshLeases), Semaphore(1, SemPermits, 0), Semaphore(SemClients, SemPermits, time.Millisecond))
 		if d == "goredis" {
 			sc = append(sc, Contended(ManyWaiters, time.Millisecond), RWReaders(FewReaders), RWReaders(ManyReaders))
 		}
@@ -94,7 +100,7 @@ func Targets() []Target {
 	}
 	ts = append(ts, Target{
 		Lib:       "syncmutex",
-		Scenarios: []Scenario{Contended(8, time.Millisecond), RW(RWClients, RWReadPct)},
+		Scenarios: []Scenario{Contended(8, time.Millisecond), RW(RWClients, RWReadPct), Semaphore(1, SemPermits, 0), Semaphore(SemClients, SemPermits, time.Millisecond)},
 		New: func(testing.TB, string) (Locker, Locker) {
 			l := SyncMutex()
 			return l, l

@@ -13,7 +13,7 @@ import (
 // ownTests are the rule groups with a top-level test of their own, so that
 // `go test ./conformance/... -run RW` (or Chaos, BadInput, ACL) selects
 // them; TestConformance runs every other group.
-var ownTests = []string{"RW", "Chaos", "BadInput", "ACL", "Outcome", "Stall", "Migrate"}
+var ownTests = []string{"RW", "Chaos", "BadInput", "ACL", "Outcome", "Stall", "Migrate", "Semaphore"}
 
 // TestConformance certifies every in-tree driver, standalone and Cluster,
 // on every rule group except those in ownTests.
@@ -47,6 +47,9 @@ func TestStall(t *testing.T) { runDrivers(t, "Stall") }
 
 // TestMigrate runs the slot-migration rules for every in-tree driver.
 func TestMigrate(t *testing.T) { runDrivers(t, "Migrate") }
+
+// TestSemaphore runs the counting-semaphore rules for every in-tree driver.
+func TestSemaphore(t *testing.T) { runDrivers(t, "Semaphore") }
 
 func runDrivers(t *testing.T, groups ...string) {
 	for _, d := range testdrivers.All() {

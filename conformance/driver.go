@@ -140,6 +140,7 @@ func allCases() []testCase {
 	cs = append(cs, stallCases...)
 	cs = append(cs, migrateCases...)
 	cs = append(cs, inspectCases...)
+	cs = append(cs, semaphoreCases...)
 	return cs
 }
 

@@ -67,7 +67,7 @@ var (
 var errHeldDropped = errors.New("conformance: held call dropped at the end of the case, never sent")
 
 // cleanupScripts are the clean-up calls of the unknown-outcome protocol.
-var cleanupScripts = []string{"abandon", "dequeue", "rw_cancel", "unclaim"}
+var cleanupScripts = []string{"abandon", "dequeue", "rw_cancel", "unclaim", "sem_cancel"}
 
 // faultScripter wraps the driver's Scripter (no mock: every call that runs,
 // runs on Redis) and applies a fate to the calls it is armed for, named by

@@ -183,8 +183,9 @@ func decodeState(name string, r any) (LockState, error) {
 
 // keySuffixes are the suffixes, after "<prefix>{<name>}", of the keys a
 // lock name may have: its mutex hash, FIFO queue, queue expiries, abandoned
-// calls, read-write hash and read expiries.
-var keySuffixes = []string{"", ":q", ":qx", ":x", ":rw", ":rwr"}
+// calls, read-write hash and read expiries, and semaphore hash, expiries
+// and queue.
+var keySuffixes = []string{"", ":q", ":qx", ":x", ":rw", ":rwr", ":sem", ":semz", ":semq"}
 
 // nameUnescaper undoes nameEscaper.
 var nameUnescaper = strings.NewReplacer("%25", "%", "%7B", "{", "%7D", "}")

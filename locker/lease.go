@@ -24,7 +24,8 @@ import (
 // extend also 2, refused as late; pttl replies {status, pttl ms}.
 type leaseOps struct {
 	release, extend, pttl *script
-	keys                  int // how many of the lease's keys extend and pttl take
+	keys                  int  // how many of the lease's keys extend and pttl take
+	wake                  bool // extend and pttl take the wake channel too
 }
 
 // mutexOps act on mutex leases.
@@ -159,7 +160,7 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	args := []string{l.owner, l.hold}
-	if l.ops == rwOps {
+	if l.ops.wake {
 		args = append(args, l.wake)
 	}
 	r, err := l.c.retryTransient(ctx, l.ops.pttl, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys[:l.ops.keys], args) })
@@ -212,7 +213,7 @@ func (l *Lease) extendCall(ms int64) (n int64, start time.Time, args []string) {
 	n = l.extends.Add(1)
 	start = time.Now()
 	args = []string{l.owner, l.hold, strconv.FormatInt(ms, 10), strconv.FormatInt(n, 10)}
-	if l.ops == rwOps {
+	if l.ops.wake {
 		args = append(args, l.wake)
 	}
 	return n, start, args

@@ -147,9 +147,10 @@ func TestLuaWakeChannelInARGV(t *testing.T) {
 	publish := regexp.MustCompile(`redis\.p?call\('S?PUBLISH', ([^,]+),`)
 	// The preludes' helpers publish on their argument: finish(wake) in
 	// rw_prelude.lua, publish(ch) and handover(..., wake) in
-	// mutex_prelude.lua (which also wakes a waiter on wake .. ':' .. id).
+	// mutex_prelude.lua (which also wakes a waiter on wake .. ':' .. id),
+	// publish(ch) and finish(wake) in sem_prelude.lua.
 	helper := regexp.MustCompile(`\b(?:finish|publish|handover)\(([^)]*)\)`)
-	params := []string{"wake", "ch", "lock, q, qx, wake", "wake .. ':' .. h"}
+	params := []string{"wake", "ch", "lock, q, qx, wake", "wake .. ':' .. h", "wake .. ':' .. id"}
 	for _, name := range allScripts() {
 		p := parseHeader(t, name)
 		for i, d := range p.keys {

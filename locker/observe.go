@@ -56,7 +56,7 @@ type Event struct {
 	// Lock is the lock's name. It can have high
 	// cardinality: adapters should not make it a metric label by default.
 	Lock string
-	// Mode is "mutex", "read" or "write".
+	// Mode is "mutex", "read", "write" or "semaphore".
 	Mode string
 	// Fence is the lease's fence (acquire, release, extend, loss).
 	Fence int64
@@ -90,11 +90,14 @@ func (c *Client) observe(ctx context.Context, e Event) {
 
 // mode is the Event mode of a lease.
 func (l *Lease) mode() string {
-	if l.ops == rwOps {
+	switch l.ops {
+	case rwOps:
 		if len(l.hold) > 0 && l.hold[0] == 'w' {
 			return "write"
 		}
 		return "read"
+	case semOps:
+		return "semaphore"
 	}
 	return "mutex"
 }

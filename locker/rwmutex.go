@@ -20,7 +20,7 @@ var (
 
 // rwOps act on read and write leases of an RWMutex alike: the lease's hold
 // field ('r:<id>' or 'w:<id>') tells the scripts which kind it is.
-var rwOps = &leaseOps{release: scriptRWRelease, extend: scriptRWExtend, pttl: scriptRWPTTL, keys: 2}
+var rwOps = &leaseOps{release: scriptRWRelease, extend: scriptRWExtend, pttl: scriptRWPTTL, keys: 2, wake: true}
 
 // Hold field prefixes in the read-write lock's hash.
 const (

@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// SemLocker is implemented by a Locker whose library has a counting
+// semaphore; the op=semaphore scenario needs it. Acquire takes n of the
+// permits permits of the semaphore on key, waiting until they are free or
+// ctx is done; every caller of one key passes the same permits.
+type SemLocker interface {
+	Acquire(ctx context.Context, key string, permits, n int) (Unlocker, error)
+}
+
+// Semaphore returns the scenario
+// "op=semaphore/clients=<clients>/permits=<permits>/hold=<hold>": clients
+// goroutines share n acquisitions of one permit each from one semaphore
+// of permits permits on one key, each holding it for hold (0: released at
+// once). With one client it measures an uncontended Acquire+Unlock.
+// Exclusion is checked in-process: more than permits holders at once fails
+// the run. It reports wait-p50-ns and wait-p99-ns (from Acquire to the
+// grant) and grants/s.
+//
+// The Locker must implement SemLocker: scriptlock, and the in-process
+// reference (a buffered channel per key, lib=syncmutex). No Go peer has a
+// semaphore.
+func Semaphore(clients, permits int, hold time.Duration) Scenario {
+	return Scenario{
+		Name:   fmt.Sprintf("op=semaphore/clients=%d/permits=%d/hold=%v", clients, permits, hold),
+		smokeN: 4 * clients,
+		run: func(ctx context.Context, r *run) error {
+			return semaphore(ctx, r, clients, permits, hold)
+		},
+	}
+}
+
+func semaphore(ctx context.Context, r *run, clients, permits int, hold time.Duration) error {
+	l, ok := r.l.(SemLocker)
+	if !ok {
+		return fmt.Errorf("%T does not implement SemLocker", r.l)
+	}
+	key := r.key("semaphore", clients)
+	var (
+		next    atomic.Int64
+		inside  atomic.Int32
+		failed  atomic.Bool
+		errOnce sync.Once
+		first   error
+		wg      sync.WaitGroup
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { first = err })
+		failed.Store(true)
+	}
+	waits := make([]latencies, clients)
+	n := int64(r.n)
+	r.resetTimer()
+	start := time.Now()
+	for i := range clients {
+		w := &waits[i]
+		wg.Go(func() {
+			for !failed.Load() && next.Add(1) <= n {
+				t0 := time.Now()
+				u, err := l.Acquire(ctx, key, permits, 1)
+				if err != nil {
+					fail(fmt.Errorf("acquire %q: %w", key, err))
+					return
+				}
+				w.add(time.Since(t0))
+				if in := inside.Add(1); int(in) > permits {
+					fail(fmt.Errorf("semaphore broken: %d holders of %q with %d permits", in, key, permits))
+				}
+				if hold > 0 {
+					time.Sleep(hold)
+				}
+				inside.Add(-1)
+				if err := u.Unlock(context.WithoutCancel(ctx)); err != nil {
+					fail(fmt.Errorf("unlock %q: %w", key, err))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	r.stopTimer()
+	if first != nil {
+		return first
+	}
+	var all latencies
+	for i := range waits {
+		all.merge(&waits[i])
+	}
+	r.report(float64(all.quantile(0.50)), "wait-p50-ns")
+	r.report(float64(all.quantile(0.99)), "wait-p99-ns")
+	r.report(float64(r.n)/elapsed.Seconds(), "grants/s")
+	return nil
+}
+
+// chanSemaphores is the in-process semaphore reference: one buffered
+// channel per key.
+type chanSemaphores struct {
+	sems sync.Map // key -> chan struct{}
+}
+
+func (s *chanSemaphores) Acquire(ctx context.Context, key string, permits, n int) (Unlocker, error) {
+	v, ok := s.sems.Load(key)
+	if !ok {
+		v, _ = s.sems.LoadOrStore(key, make(chan struct{}, permits))
+	}
+	ch := v.(chan struct{})
+	for i := range n {
+		select {
+		case ch <- struct{}{}:
+		case <-ctx.Done():
+			for range i {
+				<-ch
+			}
+			return nil, ctx.Err()
+		}
+	}
+	return chanUnlocker{ch: ch, n: n}, nil
+}
+
+type chanUnlocker struct {
+	ch chan struct{}
+	n  int
+}
+
+func (u chanUnlocker) Unlock(context.Context) error {
+	for range u.n {
+		<-u.ch
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package locker
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+var (
+	scriptSemAcquire = mustScript("sem_acquire")
+	scriptSemRelease = mustScript("sem_release")
+	scriptSemExtend  = mustScript("sem_extend")
+	scriptSemPTTL    = mustScript("sem_pttl")
+	scriptSemCancel  = mustScript("sem_cancel")
+	scriptSemPermits = mustScript("sem_permits")
+)
+
+// semOps act on semaphore leases.
+var semOps = &leaseOps{release: scriptSemRelease, extend: scriptSemExtend, pttl: scriptSemPTTL, keys: 3, wake: true}
+
+// MaxPermits is the largest permit limit of a Semaphore.
+const MaxPermits = 1 << 30
+
+// SemaphoreOptions configures one Semaphore. A nil *SemaphoreOptions, and
+// every zero field, means the default written at the end of the field's
+// doc.
+type SemaphoreOptions struct {
+	// FIFO grants permits in arrival order: Acquire queues the caller, only
+	// the queue's head is granted (so a request for many permits is never
+	// overtaken by later requests for few), and a release wakes only the
+	// head, on its own channel, when its permits are free. TryAcquire is
+	// refused while anyone is queued. Every client of one semaphore must
+	// agree on FIFO. Default false: any waiter that fits may take freed
+	// permits, and a release wakes the waiting Acquires of every Client
+	// once.
+	FIFO bool
+
+	// AutoRefresh keeps every lease alive until Unlock, as
+	// MutexOptions.AutoRefresh does. Default false.
+	AutoRefresh bool
+}
+
+// Semaphore is a distributed counting semaphore on one name: at most
+// Permits permits are held at once, by any number of holders, each taking
+// one or more. It holds no state in Redis until acquired. Every grant is
+// its own *Lease, with its own expiry in server time (a crashed holder's
+// permits come back after its TTL, never leak), its own fence (increasing
+// per name across grants), and the usual Unlock, Extend, TTL, Lost,
+// Context and auto-refresh. A Semaphore is safe for concurrent use.
+//
+// The semaphore lives in the hash "<prefix>{<name>}:sem" with the sorted
+// sets "<prefix>{<name>}:semz" (the holds', abandoned calls' and waiters'
+// expiries) and "<prefix>{<name>}:semq" (the FIFO queue), all in one
+// Cluster slot. No call scans the holders: a call costs O(log H) with H
+// holders, plus the expired entries it deletes (each once).
+//
+// Every client of one name should pass the same permits to NewSemaphore:
+// each acquire is checked against its caller's limit, unless SetPermits
+// stored one for every client.
+type Semaphore struct {
+	c       *Client
+	name    string
+	permits int
+	ttlMS   int64
+	queueMS int64
+	fifo    bool
+	refresh bool
+	keys    []string // the hash, the expiries and the queue
+	wake    string   // the wake channel
+}
+
+// NewSemaphore returns the semaphore called name with permits permits,
+// whose leases last ttl unless extended. It does not contact Redis. It
+// fails with ErrClosed, ErrInvalidName (empty, or longer than MaxNameLen),
+// ErrInvalidTTL (outside [MinTTL, MaxTTL]) or ErrInvalidOption (permits
+// outside [1, MaxPermits]).
+func (c *Client) NewSemaphore(name string, permits int, ttl time.Duration, opts *SemaphoreOptions) (*Semaphore, error) {
+	var o SemaphoreOptions
+	if opts != nil {
+		o = *opts
+	}
+	ms, err := c.validLock(name, ttl, "", false)
+	if err != nil {
+		return nil, err
+	}
+	if permits < 1 || permits > MaxPermits {
+		return nil, fmt.Errorf("%w: permits %d outside [1, %d]", ErrInvalidOption, permits, MaxPermits)
+	}
+	k := c.Key(name)
+	return &Semaphore{
+		c: c, name: name, permits: permits, ttlMS: ms, queueMS: queueTTL(ms), fifo: o.FIFO, refresh: o.AutoRefresh,
+		keys: []string{k + ":sem", k + ":semz", k + ":semq"}, wake: k + ":wake",
+	}, nil
+}
+
+// Name returns the semaphore's name.
+func (s *Semaphore) Name() string { return s.name }
+
+// Permits returns the permit limit this Semaphore was made with (SetPermits
+// may have stored another one for every client).
+func (s *Semaphore) Permits() int { return s.permits }
+
+// TryAcquire makes one attempt to take n permits and does not wait. It
+// blocks for one round trip. It returns the lease, or ErrNotObtained when
+// fewer than n permits are free (or, FIFO, someone is queued), or
+// ErrInvalidOption when n is outside [1, Permits] or above the limit
+// SetPermits stored, or ErrClosed, ErrNilContext or the Scripter's error;
+// on any error nothing is held.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
+	if err := s.c.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.c.end()
+	if err := s.validN(n); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, notObtained(s.name, err) // no call to abandon
+	}
+	start := time.Now()
+	l, _, err := s.try(ctx, n, "", false)
+	s.c.acquired(ctx, s.name, "semaphore", start, 1, l, err)
+	return l, err
+}
+
+// Acquire takes n permits, waiting until they are free (FIFO: until the
+// caller is the queue's head and they are free). It blocks until the lease
+// is granted or ctx is done, retrying on every wake-up and otherwise when
+// the next hold expires. When ctx ends first it returns ErrNotObtained
+// joined with ctx.Err(); ErrInvalidOption when n is outside [1, Permits] or
+// above the limit SetPermits stored; a Scripter error (other than one
+// caused by ctx) at once. On any error nothing is held (a FIFO waiter
+// leaves the queue in one bounded background call).
+func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
+	if err := s.c.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.c.end()
+	if err := s.validN(n); err != nil {
+		return nil, err
+	}
+	var waiter, own string
+	if s.fifo {
+		waiter = newToken()
+		own = s.wake + ":" + waiter
+	}
+	start, tries := time.Now(), 0
+	l, err := s.c.wait(ctx, s.name, false, own, func(ctx context.Context) (*Lease, time.Duration, error) {
+		tries++
+		return s.try(ctx, n, waiter, true)
+	})
+	s.c.acquired(ctx, s.name, "semaphore", start, tries, l, err)
+	if err != nil && s.fifo && tries > 0 {
+		s.cancel("", "", "0", waiter)
+	}
+	return l, err
+}
+
+// SetPermits stores permits as the limit of this semaphore for every
+// client, until SetPermits(ctx, 0) clears it (each client's own limit
+// again). Holds above a lowered limit keep their permits until released or
+// expired; no permit is granted while the permits held plus those asked
+// for exceed the limit. Raising it wakes waiters that now fit. While a
+// limit is stored, the semaphore's hash has no expiry. It blocks for one
+// round trip and fails with ErrInvalidOption (permits outside [0,
+// MaxPermits]), ErrClosed, ErrNilContext or the Scripter's error (after
+// which the limit may or may not be stored: calling again is harmless).
+func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
+	if err := s.c.begin(ctx); err != nil {
+		return err
+	}
+	defer s.c.end()
+	if permits < 0 || permits > MaxPermits {
+		return fmt.Errorf("%w: permits %d outside [0, %d]", ErrInvalidOption, permits, MaxPermits)
+	}
+	arg := ""
+	if permits > 0 {
+		arg = strconv.Itoa(permits)
+	}
+	_, err := s.c.retryTransient(ctx, scriptSemPermits, func() (any, error) {
+		return s.c.run(ctx, scriptSemPermits, s.keys, []string{arg, s.wake})
+	})
+	if err != nil {
+		return fmt.Errorf("locker: set permits of %q: %w", s.name, err)
+	}
+	return nil
+}
+
+// validN checks the permits asked for.
+func (s *Semaphore) validN(n int) error {
+	if n < 1 || n > s.permits {
+		return fmt.Errorf("%w: %d permits asked of semaphore %q with %d", ErrInvalidOption, n, s.name, s.permits)
+	}
+	return nil
+}
+
+// try runs the acquire script once, as a call with a fresh id that names
+// the hold it grants (and is its owner token). waiter queues a FIFO
+// Acquire; wait marks a refusal as waited for. When refused it returns
+// ErrNotObtained and the time to wait at most before retrying. When the
+// call's outcome is unknown it is abandoned in the background.
+func (s *Semaphore) try(ctx context.Context, n int, waiter string, wait bool) (*Lease, time.Duration, error) {
+	id := newToken()
+	var qttl, waited, fifo string
+	if waiter != "" {
+		qttl = strconv.FormatInt(s.queueMS, 10)
+	}
+	if wait && !s.fifo {
+		waited = "1"
+	}
+	if s.fifo {
+		fifo = "1"
+	}
+	args := []string{id, id, strconv.FormatInt(s.ttlMS, 10), strconv.Itoa(n), strconv.Itoa(s.permits), waiter, qttl, s.wake, waited, fifo}
+	start := time.Now()
+	r, err := s.c.run(ctx, scriptSemAcquire, s.keys, args)
+	var v [2]int64
+	if err == nil {
+		v, err = replyInts(scriptSemAcquire, r)
+		if err == nil && (v[0] < -2 || v[0] > 1 || v[0] == -1) {
+			err = fmt.Errorf("%w: %s status %d", ErrUnexpectedReply, scriptSemAcquire.name, v[0])
+		}
+	}
+	if err != nil {
+		if !answered(err) {
+			s.cancel(id, id, abandonedMS, "")
+		}
+		return nil, 0, err
+	}
+	switch v[0] {
+	case 0:
+		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, s.name)
+	case -2:
+		return nil, 0, fmt.Errorf("%w: %d permits asked of semaphore %q, whose limit is %d now", ErrInvalidOption, n, s.name, v[1])
+	}
+	l, err := s.c.newLease(grant{
+		ops: semOps, name: s.name, keys: s.keys, wake: s.wake,
+		owner: id, hold: "h:" + id, fence: v[1],
+	}, start, s.ttlMS, s.refresh)
+	return l, 0, err
+}
+
+// cancel runs sem_cancel.lua in the background: it drops the hold call id
+// granted (owned by owner), has Redis refuse that call for refuseMS, and
+// takes waiter out of the FIFO queue.
+func (s *Semaphore) cancel(owner, id, refuseMS, waiter string) {
+	args := []string{owner, id, refuseMS, waiter, s.wake}
+	s.c.later(s.keys[0], time.Time{}, func(ctx context.Context) error {
+		_, err := s.c.run(ctx, scriptSemCancel, s.keys, args)
+		return err
+	})
+}
