@@ -23,7 +23,8 @@ var ACLCommands = []string{
 	// Commands inside the scripts.
 	"+hget", "+hmget", "+hset", "+hsetnx", "+hdel", "+hlen", "+hexists", "+hincrby", "+hgetall",
 	"+get", "+set", "+del", "+exists", "+pexpire", "+pttl", "+time",
-	"+zadd", "+zrange", "+zrem", "+zremrangebyscore", "+zscore", "+spublish",
+	"+zadd", "+zrange", "+zrangebyscore", "+zrevrange", "+zcount", "+zrem", "+zremrangebyscore", "+zscore",
+	"+persist", "+spublish",
 	// Connection set-up and Cluster discovery by the clients.
 	"+hello", "+auth", "+ping", "+client|setname",
 	"+cluster|slots", "+cluster|shards", "+cluster|nodes", "+readonly", "+command",
@@ -32,7 +33,7 @@ var ACLCommands = []string{
 var aclCases = []testCase{
 	{
 		name:  "ACL/LeastPrivilege",
-		rule:  "A Redis ACL user allowed only the Client's key and channel prefix and the commands in ACLCommands can lock, wait, extend, unlock and claim; a Client whose prefix lies outside the pattern fails with NOPERM and holds nothing.",
+		rule:  "A Redis ACL user allowed only the Client's key and channel prefix and the commands in ACLCommands can lock, wait, extend, unlock and claim, take read and write locks, and acquire, extend and release semaphore permits (SetPermits too); a Client whose prefix lies outside the pattern fails with NOPERM and holds nothing.",
 		check: checkACL,
 	},
 }
@@ -59,6 +60,25 @@ func checkACL(t *testing.T, e *env) {
 	r := <-got
 	require.NoError(t, r.err, "call: waiter Lock as the ACL user")
 	require.NoError(t, r.l.Unlock(e.ctx), "call: waiter Unlock as the ACL user")
+	rw := e.rw(c, "acl-rw", 2*time.Second, nil)
+	rl, err := rw.RLock(e.ctx)
+	require.NoError(t, err, "call: RLock as the ACL user")
+	require.NoError(t, rl.Extend(e.ctx, 3*time.Second), "call: read lease Extend as the ACL user")
+	require.NoError(t, rl.Unlock(e.ctx), "call: read lease Unlock as the ACL user")
+	wl, err := rw.Lock(e.ctx)
+	require.NoError(t, err, "call: write Lock as the ACL user")
+	rl, err = rw.Downgrade(e.ctx, wl)
+	require.NoError(t, err, "call: Downgrade as the ACL user")
+	require.NoError(t, rl.Unlock(e.ctx), "call: Unlock after Downgrade as the ACL user")
+	sem := e.sem(c, "acl-sem", 2, 2*time.Second, &locker.SemaphoreOptions{FIFO: true})
+	sl, err := sem.Acquire(e.ctx, 2)
+	require.NoError(t, err, "call: semaphore Acquire as the ACL user")
+	require.NoError(t, sem.SetPermits(e.ctx, 3), "call: SetPermits as the ACL user")
+	require.NoError(t, sl.Extend(e.ctx, 3*time.Second), "call: semaphore Extend as the ACL user")
+	_, err = sl.TTL(e.ctx)
+	require.NoError(t, err, "call: semaphore TTL as the ACL user")
+	require.NoError(t, sl.Unlock(e.ctx), "call: semaphore Unlock as the ACL user")
+	require.NoError(t, sem.SetPermits(e.ctx, 0), "call: SetPermits(0) as the ACL user")
 	first, err := c.Claim(e.ctx, "acl-claim", time.Second)
 	require.NoError(t, err, "call: Claim as the ACL user")
 	assert.True(t, first, "call: Claim as the ACL user on a fresh key")

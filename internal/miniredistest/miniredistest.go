@@ -1,5 +1,5 @@
 // Package miniredistest runs the user-facing operations of scriptlock
-// (Lock, TryLock, Unlock, Extend, TTL, RLock, Downgrade, Claim, FIFO,
+// (Lock, TryLock, Unlock, Extend, TTL, RLock, Downgrade, Claim, FIFO, Semaphore,
 // AutoRefresh) through a driver on miniredis (github.com/alicebob/miniredis/v2,
 // the in-process fake many Go projects unit-test with), checks each result,
 // and checks that no key is left behind. Each driver's miniredis_test.go
@@ -251,6 +251,29 @@ func Run(t *testing.T, connect func(addr string) (s locker.Scripter, close func(
 		assert.True(t, first, "call: Claim after the marker expired")
 		mr.FastForward(time.Hour)
 		noKeys(t, "the claim's TTL ran out")
+	})
+
+	t.Run("Semaphore", func(t *testing.T) {
+		s, err := locks.NewSemaphore("sem", 2, time.Hour, &locker.SemaphoreOptions{FIFO: true})
+		require.NoError(t, err)
+		a, err := s.Acquire(ctx, 1)
+		require.NoError(t, err, "call: Acquire(1)")
+		b, err := s.TryAcquire(ctx, 1)
+		require.NoError(t, err, "call: TryAcquire(1)")
+		assert.Greater(t, b.Fence(), a.Fence(), "fences increase")
+		_, err = s.TryAcquire(ctx, 1)
+		assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryAcquire(1) with both permits held")
+		ch := make(chan result, 1)
+		go func() {
+			l, err := s.Acquire(ctx, 2)
+			ch <- result{l, err}
+		}()
+		time.Sleep(50 * time.Millisecond)
+		require.NoError(t, a.Unlock(ctx), "call: Unlock")
+		require.NoError(t, b.Unlock(ctx), "call: Unlock")
+		both := await(t, ch, "Acquire(2) after both Unlocks")
+		require.NoError(t, both.Unlock(ctx), "call: Unlock of the 2 permits")
+		noKeys(t, "every permit's Unlock")
 	})
 
 	t.Run("AutoRefresh", func(t *testing.T) {
