@@ -13,7 +13,7 @@ import (
 // ownTests are the rule groups with a top-level test of their own, so that
 // `go test ./conformance/... -run RW` (or Chaos, BadInput, ACL) selects
 // them; TestConformance runs every other group.
-var ownTests = []string{"RW", "Chaos", "BadInput", "ACL", "Outcome", "Stall", "Migrate", "Semaphore"}
+var ownTests = []string{"RW", "Chaos", "BadInput", "ACL", "Outcome", "Stall", "Migrate", "Semaphore", "Multi"}
 
 // TestConformance certifies every in-tree driver, standalone and Cluster,
 // on every rule group except those in ownTests.
@@ -50,6 +50,9 @@ func TestMigrate(t *testing.T) { runDrivers(t, "Migrate") }
 
 // TestSemaphore runs the counting-semaphore rules for every in-tree driver.
 func TestSemaphore(t *testing.T) { runDrivers(t, "Semaphore") }
+
+// TestMulti runs the multi-lock rules for every in-tree driver.
+func TestMulti(t *testing.T) { runDrivers(t, "Multi") }
 
 func runDrivers(t *testing.T, groups ...string) {
 	for _, d := range testdrivers.All() {

@@ -141,6 +141,7 @@ func allCases() []testCase {
 	cs = append(cs, migrateCases...)
 	cs = append(cs, inspectCases...)
 	cs = append(cs, semaphoreCases...)
+	cs = append(cs, multiCases...)
 	return cs
 }
 

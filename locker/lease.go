@@ -76,11 +76,8 @@ type grant struct {
 // starts its auto-refresh. A grant that arrives after Client.Close started
 // is released at once (bounded) and ErrClosed returned: nothing is held.
 func (c *Client) newLease(g grant, start time.Time, ttlMS int64, refresh bool) (*Lease, error) {
-	l := &Lease{
-		c: c, ops: g.ops, name: g.name, keys: g.keys, wake: g.wake,
-		owner: g.owner, hold: g.hold, fence: g.fence, single: g.single, start: start,
-		validUntil: c.validity(start, ttlMS), ttlMS: ttlMS, refresh: refresh,
-	}
+	l := c.newPart(g, start, ttlMS)
+	l.refresh = refresh
 	if c.closed.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTry)
 		defer cancel()
@@ -89,6 +86,16 @@ func (c *Client) newLease(g grant, start time.Time, ttlMS int64, refresh bool) (
 	}
 	c.startRefresh(l)
 	return l, nil
+}
+
+// newPart makes the lease of a grant without starting its auto-refresh or
+// checking Close: newLease does both, newMultiLease for all parts at once.
+func (c *Client) newPart(g grant, start time.Time, ttlMS int64) *Lease {
+	return &Lease{
+		c: c, ops: g.ops, name: g.name, keys: g.keys, wake: g.wake,
+		owner: g.owner, hold: g.hold, fence: g.fence, single: g.single, start: start,
+		validUntil: c.validity(start, ttlMS), ttlMS: ttlMS,
+	}
 }
 
 // Name returns the name of the lock this lease holds.

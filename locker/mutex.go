@@ -107,9 +107,9 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		waiter, qttl = newToken(), m.queueMS
 	}
 	start, tries := time.Now(), 0
-	var own string // a FIFO waiter's channel: a release that hands it the lock wakes it there
+	var own []string // a FIFO waiter's channel: a release that hands it the lock wakes it there
 	if m.fifo {
-		own = m.wake + ":" + waiter
+		own = []string{m.wake + ":" + waiter}
 	}
 	l, err := m.c.wait(ctx, m.name, !m.fifo, own, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++

@@ -161,7 +161,7 @@ func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
 	}
 	defer rw.c.end()
 	start, tries := time.Now(), 0
-	l, err := rw.c.wait(ctx, rw.name, false, "", func(ctx context.Context) (*Lease, time.Duration, error) {
+	l, err := rw.c.wait(ctx, rw.name, false, nil, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
 		return rw.try(ctx, false, "")
 	})
@@ -206,7 +206,7 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 	defer rw.c.end()
 	intent := rwIntent + newToken()
 	start, tries := time.Now(), 0
-	l, err := rw.c.wait(ctx, rw.name, false, "", func(ctx context.Context) (*Lease, time.Duration, error) {
+	l, err := rw.c.wait(ctx, rw.name, false, nil, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
 		return rw.try(ctx, true, intent)
 	})

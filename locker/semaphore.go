@@ -140,10 +140,13 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.validN(n); err != nil {
 		return nil, err
 	}
-	var waiter, own string
+	var (
+		waiter string
+		own    []string // a FIFO waiter's channel: a release that frees its permits wakes it there
+	)
 	if s.fifo {
 		waiter = newToken()
-		own = s.wake + ":" + waiter
+		own = []string{s.wake + ":" + waiter}
 	}
 	start, tries := time.Now(), 0
 	l, err := s.c.wait(ctx, s.name, false, own, func(ctx context.Context) (*Lease, time.Duration, error) {

@@ -37,9 +37,10 @@ const wakeSlack = time.Millisecond
 // a waiter that was woken and could not try (its context ended) hands the
 // wake-up on.
 //
-// With own set (a FIFO Mutex waiter's own channel), it also listens there:
-// a release that hands the lock to this waiter wakes only it.
-func (c *Client) wait(ctx context.Context, name string, alone bool, own string, try attempt) (*Lease, error) {
+// With own set, it also listens on those channels: a FIFO waiter's own
+// channel (a release that hands the lock, or permits, to this waiter wakes
+// only it), or a MultiLock's other names.
+func (c *Client) wait(ctx context.Context, name string, alone bool, own []string, try attempt) (*Lease, error) {
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, notObtained(name, cerr)
 	}
@@ -87,8 +88,19 @@ func (c *Client) wait(ctx context.Context, name string, alone bool, own string, 
 		if !joined && !broken {
 			joined = true
 			wake, leave = c.joinWake(ctx, c.Key(name)+":wake", alone)
-			if wake != nil && own != "" {
-				mine, leaveMe = c.joinWake(ctx, own, false)
+			if wake != nil && len(own) > 0 {
+				ch := make(chan struct{}, 1)
+				var leaves []func(bool)
+				for _, o := range own {
+					if w, l := c.joinWakeInto(ctx, o, false, ch); w != nil {
+						mine, leaves = w, append(leaves, l)
+					}
+				}
+				leaveMe = func(h bool) {
+					for _, l := range leaves {
+						l(h)
+					}
+				}
 			}
 			if wake != nil {
 				continue // a release may have come before the subscription

@@ -32,12 +32,18 @@ type wakeSub struct {
 // subscribing failed; the caller then polls. It blocks until the shared
 // subscription is confirmed or ctx is done.
 func (c *Client) joinWake(ctx context.Context, channel string, alone bool) (<-chan struct{}, func(handOn bool)) {
+	return c.joinWakeInto(ctx, channel, alone, make(chan struct{}, 1))
+}
+
+// joinWakeInto is joinWake with the waiter's channel me (buffered, size
+// 1) given: a waiter that joins several wake channels with one me is woken
+// by a message on any of them.
+func (c *Client) joinWakeInto(ctx context.Context, channel string, alone bool, me chan struct{}) (<-chan struct{}, func(handOn bool)) {
 	sub, ok := c.s.(Subscriber)
 	if !ok {
 		return nil, func(bool) {}
 	}
 	h := &c.wake
-	me := make(chan struct{}, 1)
 	h.mu.Lock()
 	if h.subs == nil {
 		h.subs = map[string]*wakeSub{}

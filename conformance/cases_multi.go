@@ -1,0 +1,298 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// multiCases check the multi-lock.
+var multiCases = []testCase{
+	{
+		name:  "Multi/AllOrNone",
+		rule:  "A MultiLock over names in several slots is granted all of them or none: while a plain Mutex holds one name, TryLock fails and the other names are free again soon after; once it is released, every name is granted and a plain Mutex of each is refused until Unlock.",
+		check: checkMultiAllOrNone,
+	},
+	{
+		name:  "Multi/OppositeOrders",
+		rule:  "Four goroutines on two clients take two overlapping MultiLocks, given in opposite orders, in a loop for 2 s: both MultiLocks are granted again and again (no deadlock), and the history checker finds no overlap on any name.",
+		check: checkMultiOppositeOrders,
+	},
+	{
+		name:  "Multi/OneSlot",
+		rule:  "Names of one Cluster slot are taken in one script call: an uncontended TryLock of three such names costs one EvalSha, and Unlock frees every one.",
+		check: checkMultiOneSlot,
+	},
+	{
+		name:  "Multi/Outcome",
+		rule:  "A MultiLock TryLock whose reply is lost (the grant ran) returns an error and its clean-up frees every name; a call that arrives after its caller gave up and after its clean-up is refused and takes nothing.",
+		check: checkMultiOutcome,
+	},
+	{
+		name:  "Multi/Lost",
+		rule:  "An auto-refreshed MultiLease is reported lost (Lost closed, Context cancelled, Err set) when one of its parts is taken away, and its Unlock still releases the other names.",
+		check: checkMultiLost,
+	},
+	{
+		name:  "Multi/BadInput",
+		rule:  "A MultiLock with no name, a bad name or a bad TTL fails with its typed error without panicking, and nothing is left in Redis.",
+		check: checkMultiBadInput,
+	},
+	{
+		name:  "Multi/Chaos",
+		rule:  "8 goroutines taking two overlapping MultiLocks (and a plain Mutex of a shared name) in a loop while every client connection is killed every 200 ms and the script cache flushed every 300 ms: cycles succeed, and the history checker finds no overlap on any name.",
+		check: checkMultiChaos,
+	},
+}
+
+// multi returns a MultiLock on c, failing the case on error.
+func (e *env) multi(c *locker.Client, names []string, ttl time.Duration, opts *locker.MultiLockOptions) *locker.MultiLock {
+	e.t.Helper()
+	m, err := c.NewMultiLock(names, ttl, opts)
+	require.NoError(e.t, err, "call: NewMultiLock(%q, %v)", names, ttl)
+	return m
+}
+
+// mutexFree reports whether a plain Mutex of name can be taken now (and
+// releases it).
+func (e *env) mutexFree(c *locker.Client, name string) bool {
+	e.t.Helper()
+	l, err := e.mutex(c, name, time.Second, nil).TryLock(e.ctx)
+	if err != nil {
+		return false
+	}
+	require.NoError(e.t, l.Unlock(e.ctx), "call: Unlock of the probe on %q", name)
+	return true
+}
+
+func checkMultiAllOrNone(t *testing.T, e *env) {
+	c := e.client(nil)
+	names := []string{"alpha", "bravo", "charlie", "delta"}
+	blocker, err := e.mutex(c, "charlie", 30*time.Second, nil).TryLock(e.ctx)
+	require.NoError(t, err, "call: Mutex TryLock of charlie")
+	m := e.multi(e.client(nil), names, 10*time.Second, nil)
+	_, err = m.TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: MultiLock TryLock while charlie is held")
+	for _, n := range []string{"alpha", "bravo", "delta"} {
+		require.Eventually(t, func() bool { return e.mutexFree(c, n) }, 5*time.Second, 5*time.Millisecond,
+			"%s is free again after the refused MultiLock attempt", n)
+	}
+	require.NoError(t, blocker.Unlock(e.ctx))
+	l, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: MultiLock TryLock with every name free")
+	for _, n := range names {
+		assert.False(t, e.mutexFree(c, n), "a plain Mutex of %s while the MultiLock holds it", n)
+	}
+	assert.True(t, l.Valid())
+	require.NoError(t, l.Unlock(e.ctx), "call: MultiLease Unlock")
+	for _, n := range names {
+		assert.True(t, e.mutexFree(c, n), "%s is free after the MultiLease's Unlock", n)
+	}
+}
+
+func checkMultiOppositeOrders(t *testing.T, e *env) {
+	var h history
+	sets := [][]string{{"ant", "bee", "cat"}, {"dog", "cat", "bee"}} // overlap: bee, cat; opposite orders
+	var (
+		wg     sync.WaitGroup
+		counts [2]atomic.Int64
+	)
+	stop := time.Now().Add(2 * time.Second)
+	for w := range 4 {
+		set := w % 2
+		m := e.multi(e.client(nil), sets[set], 10*time.Second, nil)
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+				l, err := m.Lock(ctx)
+				cancel()
+				if !assert.NoError(t, err, "call: Lock of %q (a deadlock or a starved MultiLock fails here)", sets[set]) {
+					return
+				}
+				var gs []*grant
+				for _, p := range l.Parts() {
+					gs = append(gs, h.add(p, "mutex", 0))
+				}
+				counts[set].Add(1)
+				time.Sleep(time.Millisecond)
+				end := time.Now()
+				if vu := l.ValidUntil(); vu.Before(end) {
+					end = vu
+				}
+				for _, g := range gs {
+					h.closeAt(g, end)
+				}
+				assert.NoError(t, l.Unlock(e.ctx), "call: Unlock of %q", sets[set])
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("grants: %q %d, %q %d", sets[0], counts[0].Load(), sets[1], counts[1].Load())
+	for i := range sets {
+		assert.Greater(t, counts[i].Load(), int64(2), "MultiLock %q made too little progress", sets[i])
+	}
+	h.check(t)
+}
+
+func checkMultiOneSlot(t *testing.T, e *env) {
+	names := sameSlotNames("slot", "slot", "slot")
+	cs := &countingScripter{Scripter: e.s}
+	c := e.clientOn(cs, nil)
+	m := e.multi(c, names, 10*time.Second, nil)
+	l, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: warm-up TryLock")
+	require.NoError(t, l.Unlock(e.ctx))
+	cs.reset()
+	l, err = m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock of %q (one slot)", names)
+	evalsha, eval, load := cs.counts()
+	assert.Equal(t, [3]int64{1, 0, 0}, [3]int64{evalsha, eval, load}, "call: TryLock of three names of one slot: [EvalSha, Eval, ScriptLoad] calls")
+	require.NoError(t, l.Unlock(e.ctx))
+	for _, n := range names {
+		assert.True(t, e.mutexFree(e.client(nil), n), "%s is free after Unlock", n)
+	}
+}
+
+func checkMultiOutcome(t *testing.T, e *env) {
+	f := e.faults()
+	c := e.clientOn(f, nil)
+	names := sameSlotNames("out", "out")
+	m := e.multi(c, names, 30*time.Second, nil)
+	key := c.Key(names[0])
+	probe := e.client(nil)
+	allFree := func(what string) {
+		t.Helper()
+		for _, n := range names {
+			assert.True(t, e.mutexFree(probe, n), "%s: %s must be free", what, n)
+		}
+	}
+
+	since := f.answeredOn(key, cleanupScripts...)
+	a := f.lose("multi_acquire", 1).onKey(key)
+	_, err := m.TryLock(e.ctx)
+	require.Error(t, err, "lost: call: TryLock whose reply was lost")
+	a.awaitApplied(t, 1, "lost")
+	f.awaitCleanup(t, key, since, "lost")
+	allFree("lost")
+
+	since = f.answeredOn(key, cleanupScripts...)
+	ctx, cancel := context.WithCancel(e.ctx)
+	a = f.holdBack("multi_acquire", 1, cancel).onKey(key)
+	_, err = m.TryLock(ctx)
+	require.Error(t, err, "late: call: TryLock given up on")
+	held := a.next(t, "late")
+	f.awaitCleanup(t, key, since, "late")
+	r := held.deliver(t)
+	require.NoError(t, r.err, "late: the held call, delivered after the clean-up")
+	assert.Equal(t, []any{int64(0), int64(0)}, r.r, "late: the held call is refused ({0, 0})")
+	allFree("late")
+}
+
+func checkMultiLost(t *testing.T, e *env) {
+	c := e.client(nil)
+	m := e.multi(c, []string{"keep", "lose"}, time.Second, &locker.MultiLockOptions{AutoRefresh: true})
+	l, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock")
+	lost, ctx := l.Lost(), l.Context()
+	k := c.Key("lose")
+	_, err = e.d.admin.Do(e.ctx, k, "DEL", k)
+	require.NoError(t, err, "call: admin DEL of one part")
+	select {
+	case <-lost:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Lost not closed within 5s of one part being taken away")
+	}
+	assert.Error(t, context.Cause(ctx), "the MultiLease's Context is cancelled")
+	assert.True(t, errors.Is(l.Err(), locker.ErrExpired) || errors.Is(l.Err(), locker.ErrHeldByOther), "Err: got %v", l.Err())
+	_ = l.Unlock(e.ctx)
+	assert.True(t, e.mutexFree(c, "keep"), "the other part is released by Unlock")
+}
+
+func checkMultiChaos(t *testing.T, e *env) {
+	c := e.client(nil)
+	var h history
+	sets := [][]string{{"m-a", "m-b"}, {"m-b", "m-c"}}
+	ctx, cancel := context.WithTimeout(e.ctx, chaosRun)
+	defer cancel()
+	var (
+		ok, bad atomic.Int64
+		wg      sync.WaitGroup
+	)
+	wg.Go(func() {
+		every(ctx, 200*time.Millisecond, func() { _ = e.d.admin.ClientKill(e.ctx, "normal") })
+	})
+	wg.Go(func() {
+		every(ctx, 300*time.Millisecond, func() { _ = e.d.admin.ScriptFlush(e.ctx) })
+	})
+	record := func(parts []*locker.Lease, unlock func() error) {
+		var gs []*grant
+		for _, p := range parts {
+			gs = append(gs, h.add(p, "mutex", 0))
+		}
+		time.Sleep(time.Millisecond)
+		end := time.Now()
+		err := unlock()
+		for i, g := range gs {
+			e := end
+			if vu := parts[i].ValidUntil(); vu.Before(e) || (err != nil && parts[i].Valid()) {
+				e = vu
+			}
+			h.closeAt(g, e)
+		}
+		ok.Add(1)
+	}
+	for w := range 8 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				lctx, lcancel := context.WithTimeout(ctx, 2*time.Second)
+				if w == 7 {
+					l, err := e.mutex(c, "m-b", time.Second, nil).Lock(lctx)
+					lcancel()
+					if err == nil {
+						record([]*locker.Lease{l}, func() error { return l.Unlock(e.ctx) })
+					} else if ctx.Err() == nil && !errors.Is(err, locker.ErrNotObtained) {
+						bad.Add(1)
+					}
+					continue
+				}
+				l, err := e.multi(c, sets[w%2], time.Second, nil).Lock(lctx)
+				lcancel()
+				if err != nil {
+					if ctx.Err() == nil && !errors.Is(err, locker.ErrNotObtained) {
+						bad.Add(1)
+					}
+					continue
+				}
+				record(l.Parts(), func() error { return l.Unlock(e.ctx) })
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("chaos run: %d lock+unlock cycles succeeded, %d locks failed", ok.Load(), bad.Load())
+	require.NotZero(t, ok.Load(), "call: chaos run: no cycle succeeded at all")
+	h.check(t)
+}
+
+func checkMultiBadInput(t *testing.T, e *env) {
+	c := e.client(nil)
+	_, err := c.NewMultiLock(nil, time.Second, nil)
+	assert.ErrorIs(t, err, locker.ErrInvalidOption, "call: NewMultiLock with no name")
+	_, err = c.NewMultiLock([]string{"ok", ""}, time.Second, nil)
+	assert.ErrorIs(t, err, locker.ErrInvalidName, "call: NewMultiLock with an empty name")
+	_, err = c.NewMultiLock([]string{"ok"}, 0, nil)
+	assert.ErrorIs(t, err, locker.ErrInvalidTTL, "call: NewMultiLock with TTL 0")
+	m := e.multi(c, []string{"ok"}, time.Second, nil)
+	_, err = m.TryLock(nilCtx)
+	assert.ErrorIs(t, err, locker.ErrNilContext, "call: TryLock(nil)")
+	_, err = m.Lock(nilCtx)
+	assert.ErrorIs(t, err, locker.ErrNilContext, "call: Lock(nil)")
+	assert.Empty(t, e.lockKeysLeft(), "nothing is left in Redis after the bad inputs")
+}

@@ -1,0 +1,263 @@
+package locker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+var scriptMultiAcquire = mustScript("multi_acquire")
+
+// MaxMultiNames bounds the names of one MultiLock.
+const MaxMultiNames = 1024
+
+// MultiLockOptions configures one MultiLock. A nil *MultiLockOptions, and
+// every zero field, means the default written at the end of the field's
+// doc.
+type MultiLockOptions struct {
+	// AutoRefresh keeps every part of each lease alive until Unlock, as
+	// MutexOptions.AutoRefresh does; the lease is lost when any part is.
+	// Default false.
+	AutoRefresh bool
+}
+
+// MultiLock takes several mutexes as one: all of them or none. Each name is
+// the Mutex of that name (a plain Mutex on one of them excludes the
+// MultiLock and is excluded by it), and each part of a grant is exactly
+// what a Mutex grant is, so Inspect, the CLI and ForceRelease see it.
+//
+// The names are taken by Cluster slot: the names of one slot in one script,
+// atomically; the slots' scripts all at once, and if any slot is refused,
+// the slots granted are released again and the attempt counts as refused
+// (no caller ever holds some names while waiting for others, so two
+// MultiLocks over overlapping names in any order cannot deadlock). Across
+// slots a grant is not atomic: for the moment between the slots' scripts, a
+// plain Mutex may see some names taken by an attempt that is then undone
+// (released at once; on a crash or an unknown outcome, by the background
+// clean-up within seconds, or at the latest after the TTL). On a standalone
+// server every name is also grouped by its would-be slot.
+type MultiLock struct {
+	c       *Client
+	names   []string // sorted, distinct
+	ttlMS   int64
+	refresh bool
+	groups  [][]int // indexes into names, one group per slot, in name order
+}
+
+// NewMultiLock returns the multi-lock over names (order and repeats do not
+// matter) whose leases last ttl unless extended. It does not contact Redis.
+// It fails with ErrClosed, ErrInvalidName (a name empty or longer than
+// MaxNameLen), ErrInvalidTTL (outside [MinTTL, MaxTTL]) or ErrInvalidOption
+// (no name, or more than MaxMultiNames).
+func (c *Client) NewMultiLock(names []string, ttl time.Duration, opts *MultiLockOptions) (*MultiLock, error) {
+	var o MultiLockOptions
+	if opts != nil {
+		o = *opts
+	}
+	if len(names) == 0 || len(names) > MaxMultiNames {
+		return nil, fmt.Errorf("%w: %d names, want 1 to %d", ErrInvalidOption, len(names), MaxMultiNames)
+	}
+	var ms int64
+	for _, n := range names {
+		var err error
+		if ms, err = c.validLock(n, ttl, "", false); err != nil {
+			return nil, err
+		}
+	}
+	sorted := slices.Clone(names)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	m := &MultiLock{c: c, names: sorted, ttlMS: ms, refresh: o.AutoRefresh}
+	slot := map[uint16]int{}
+	for i, n := range sorted {
+		s := keySlot(c.Key(n))
+		g, ok := slot[s]
+		if !ok {
+			g = len(m.groups)
+			slot[s] = g
+			m.groups = append(m.groups, nil)
+		}
+		m.groups[g] = append(m.groups[g], i)
+	}
+	return m, nil
+}
+
+// Names returns the lock's names, sorted, without repeats.
+func (m *MultiLock) Names() []string { return slices.Clone(m.names) }
+
+// TryLock makes one attempt to take every name and does not wait. It blocks
+// for one round trip (the slots' scripts run concurrently), plus one in
+// the background when a slot was refused after others were granted. It
+// returns the lease, or ErrNotObtained when any name is held by another
+// owner (or has a FIFO waiter queued), or ErrClosed, ErrNilContext or the
+// Scripter's error; on any error nothing is held.
+func (m *MultiLock) TryLock(ctx context.Context) (*MultiLease, error) {
+	if err := m.c.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.c.end()
+	if err := ctx.Err(); err != nil {
+		return nil, notObtained(m.label(), err)
+	}
+	l, _, err := m.try(ctx, false)
+	return l, err
+}
+
+// Lock takes every name, waiting while any is held by another owner. It
+// blocks until all are granted or ctx is done, retrying when the name that
+// refused it is released (push wake-ups, as Mutex.Lock) and otherwise when
+// its holder's TTL has passed. When ctx ends first it returns
+// ErrNotObtained joined with ctx.Err(); a Scripter error (other than one
+// caused by ctx) is returned at once. On any error nothing is held.
+func (m *MultiLock) Lock(ctx context.Context) (*MultiLease, error) {
+	if err := m.c.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.c.end()
+	var (
+		out   *MultiLease
+		tries int
+	)
+	// A release of any of the names wakes the waiter.
+	var own []string
+	for _, n := range m.names[1:] {
+		own = append(own, m.c.Key(n)+":wake")
+	}
+	_, err := m.c.wait(ctx, m.names[0], false, own, func(ctx context.Context) (*Lease, time.Duration, error) {
+		tries++
+		l, pttl, err := m.try(ctx, tries > 1)
+		if err != nil {
+			return nil, pttl, err
+		}
+		out = l
+		return l.parts[0], 0, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// label names the lock in errors.
+func (m *MultiLock) label() string { return strings.Join(m.names, ",") }
+
+// try runs one attempt: every slot's script at once. When a slot refuses,
+// the slots granted are released in the background and the attempt
+// returns ErrNotObtained with the longest remaining time of the refusing
+// holders; a slot whose outcome is unknown is abandoned, name by name.
+func (m *MultiLock) try(ctx context.Context, waited bool) (*MultiLease, time.Duration, error) {
+	id := newToken()
+	w := ""
+	if waited {
+		w = "1"
+	}
+	type result struct {
+		v   [2]int64
+		err error
+	}
+	res := make([]result, len(m.groups))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for g, idx := range m.groups {
+		keys := make([]string, 0, 4*len(idx))
+		for _, i := range idx {
+			k := m.c.Key(m.names[i])
+			keys = append(keys, k, k+":q", k+":qx", k+":x")
+		}
+		wg.Go(func() {
+			r, err := m.c.run(ctx, scriptMultiAcquire, keys, []string{id, strconv.FormatInt(m.ttlMS, 10), w})
+			if err == nil {
+				res[g].v, err = replyInts(scriptMultiAcquire, r)
+				if err == nil && res[g].v[0] != 0 && res[g].v[0] != 1 {
+					err = fmt.Errorf("%w: multi_acquire status %d", ErrUnexpectedReply, res[g].v[0])
+				}
+			}
+			res[g].err = err
+		})
+	}
+	wg.Wait()
+	var (
+		errs  []error
+		pttl  time.Duration
+		parts = make([]*Lease, len(m.names))
+		fail  bool
+	)
+	for g, idx := range m.groups {
+		r := res[g]
+		switch {
+		case r.err != nil:
+			fail = true
+			errs = append(errs, r.err)
+			if !answered(r.err) {
+				for _, i := range idx {
+					m.abandon(id, m.names[i])
+				}
+			}
+		case r.v[0] == 0:
+			fail = true
+			pttl = max(pttl, time.Duration(r.v[1])*time.Millisecond)
+		default:
+			for _, i := range idx {
+				k := m.c.Key(m.names[i])
+				parts[i] = m.c.newPart(grant{
+					ops: mutexOps, name: m.names[i], keys: []string{k}, wake: k + ":wake",
+					owner: id, hold: id, fence: r.v[1],
+				}, start, m.ttlMS)
+			}
+		}
+	}
+	if fail {
+		for _, p := range parts {
+			if p != nil {
+				m.c.later(p.keys[0], time.Time{}, func(ctx context.Context) error {
+					_, err := m.c.run(ctx, scriptRelease, p.keys, p.releaseArgs())
+					return err
+				})
+			}
+		}
+		if len(errs) > 0 {
+			return nil, 0, errors.Join(errs...)
+		}
+		return nil, pttl, fmt.Errorf("%w: %q", ErrNotObtained, m.label())
+	}
+	l, err := m.c.newMultiLease(parts, m.refresh)
+	return l, 0, err
+}
+
+// abandon runs abandon.lua on name for call id in the background.
+func (m *MultiLock) abandon(id, name string) {
+	k := m.c.Key(name)
+	keys, args := []string{k, k + ":x"}, []string{id, id, abandonedMS, k + ":wake", ""}
+	m.c.later(k, time.Time{}, func(ctx context.Context) error {
+		_, err := m.c.run(ctx, scriptAbandon, keys, args)
+		return err
+	})
+}
+
+// keySlot returns the Redis Cluster slot of key: CRC-16/XMODEM of its hash
+// tag (the part between the first '{' and the next '}', when not empty),
+// modulo 16384.
+func keySlot(key string) uint16 {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for k := 0; k < len(key); k++ {
+		crc ^= uint16(key[k]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc % 16384
+}
