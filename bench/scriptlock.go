@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,13 +38,31 @@ type scriptlockLocker struct {
 	mutexes   sync.Map // key -> *locker.Mutex
 	rwmutexes sync.Map // key -> *locker.RWMutex
 	sems      sync.Map // key -> *locker.Semaphore
+	multis    sync.Map // keys joined by "\x00" -> *locker.MultiLock
 }
 
 var (
 	_ RWLocker      = (*scriptlockLocker)(nil)
 	_ AutoRefresher = (*scriptlockLocker)(nil)
 	_ SemLocker     = (*scriptlockLocker)(nil)
+	_ MultiLocker   = (*scriptlockLocker)(nil)
 )
+
+// MultiLock takes keys with a *locker.MultiLock (TTL), reused per key set;
+// the Unlocker is the *locker.MultiLease.
+func (s *scriptlockLocker) MultiLock(ctx context.Context, keys []string) (Unlocker, error) {
+	m, err := cached(&s.multis, strings.Join(keys, "\x00"), func() (*locker.MultiLock, error) {
+		return s.c.NewMultiLock(keys, TTL, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
 
 // Acquire takes n permits of a *locker.Semaphore per key (TTL, permits,
 // FIFO when the Locker is ScriptlockFIFO), reused like the mutexes.

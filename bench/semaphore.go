@@ -137,3 +137,103 @@ func (u chanUnlocker) Unlock(context.Context) error {
 	}
 	return nil
 }
+
+// SemHolders returns the scenario "op=sem-holders/holders=<holders>": how a
+// semaphore's cost grows with its holders. Before the timer starts, the
+// other Locker takes holders permits of a semaphore of holders+1 permits,
+// one lease each; then, timed, one goroutine does n Acquire(1)+Unlock pairs
+// on it. The server's script time per pair (script-us/op) is the figure.
+// A smoke run holds 20.
+func SemHolders(holders int) Scenario {
+	return Scenario{
+		Name:   fmt.Sprintf("op=sem-holders/holders=%d", holders),
+		smokeN: 4,
+		run: func(ctx context.Context, r *run) error {
+			return semHolders(ctx, r, holders)
+		},
+	}
+}
+
+func semHolders(ctx context.Context, r *run, holders int) (err error) {
+	l, ok := r.l.(SemLocker)
+	other, ok2 := r.other.(SemLocker)
+	if !ok || !ok2 {
+		return fmt.Errorf("%T does not implement SemLocker", r.l)
+	}
+	if r.smoke() {
+		holders = min(holders, 20)
+	}
+	key := r.key("sem-holders", holders)
+	held := make([]Unlocker, holders)
+	defer func() {
+		for i, u := range held {
+			if u == nil {
+				continue
+			}
+			if uerr := u.Unlock(context.WithoutCancel(ctx)); uerr != nil {
+				err = fmt.Errorf("held permit %d of %q: %w (was it lost during the run?)", i, key, uerr)
+				return
+			}
+		}
+	}()
+	if err := forEach(holders, func(i int) error {
+		u, err := other.Acquire(ctx, key, holders+1, 1)
+		if err != nil {
+			return fmt.Errorf("held permit %d of %q: %w", i, key, err)
+		}
+		held[i] = u
+		return nil
+	}); err != nil {
+		return err
+	}
+	r.resetTimer()
+	for range r.n {
+		u, err := l.Acquire(ctx, key, holders+1, 1)
+		if err != nil {
+			return fmt.Errorf("acquire %q with %d holders: %w", key, holders, err)
+		}
+		if err := u.Unlock(ctx); err != nil {
+			return fmt.Errorf("unlock %q with %d holders: %w", key, holders, err)
+		}
+	}
+	r.stopTimer()
+	return nil
+}
+
+// MultiLocker is implemented by a Locker whose library takes several keys
+// as one lock; the op=multi scenario needs it.
+type MultiLocker interface {
+	MultiLock(ctx context.Context, keys []string) (Unlocker, error)
+}
+
+// Multi returns the scenario "op=multi/names=<names>": one goroutine takes
+// and releases names keys as one lock, n times, uncontended (compare with
+// op=lock-unlock/clients=1, one key).
+func Multi(names int) Scenario {
+	return Scenario{
+		Name:   fmt.Sprintf("op=multi/names=%d", names),
+		smokeN: 4,
+		run: func(ctx context.Context, r *run) error {
+			l, ok := r.l.(MultiLocker)
+			if !ok {
+				return fmt.Errorf("%T does not implement MultiLocker", r.l)
+			}
+			keys := make([]string, names)
+			for i := range keys {
+				keys[i] = r.key("multi", i)
+			}
+			r.resetTimer()
+			for range r.n {
+				u, err := l.MultiLock(ctx, keys)
+				if err != nil {
+					return fmt.Errorf("multi-lock %q: %w", keys, err)
+				}
+				if err := u.Unlock(ctx); err != nil {
+					return fmt.Errorf("unlock %q: %w", keys, err)
+				}
+			}
+			r.stopTimer()
+			return nil
+		},
+	}
+}

@@ -23,6 +23,8 @@ const (
 	// (holding 1 ms) and its uncontended row, clients=1.
 	SemClients = 16
 	SemPermits = 4
+	// MultiNames makes op=multi/names=3: a MultiLock over three keys.
+	MultiNames = 3
 	// RefreshLeases makes op=refresh/leases=10000.
 	RefreshLeases = 10000
 	// ManyWaiters and LongQueue are the growth rows, on go-redis only:
@@ -31,9 +33,10 @@ const (
 	// mode (a hand-over costs the same whatever the queue's length).
 	ManyWaiters = 256
 	LongQueue   = 500
-	// FewReaders and ManyReaders make the read-write growth rows, on
-	// go-redis only: op=rw-readers/readers=10 and =1000 (a call's cost
-	// whatever the number of readers holding the lock).
+	// FewReaders and ManyReaders make the growth rows of the read-write
+	// lock and the semaphore, on go-redis only: op=rw-readers/readers=10
+	// and =1000, op=sem-holders/holders=10 and =1000 (a call's cost
+	// whatever the number of readers or holders).
 	FewReaders  = 10
 	ManyReaders = 1000
 )
@@ -82,9 +85,9 @@ func NetworkTargets() []Target {
 func Targets() []Target {
 	var ts []Target
 	for _, d := range Drivers {
-		sc := append(Standard(), RW(RWClients, RWReadPct), Refresh(RefreshLeases), Semaphore(1, SemPermits, 0), Semaphore(SemClients, SemPermits, time.Millisecond))
+		sc := append(Standard(), RW(RWClients, RWReadPct), Refresh(RefreshLeases), Semaphore(1, SemPermits, 0), Semaphore(SemClients, SemPermits, time.Millisecond), Multi(MultiNames))
 		if d == "goredis" {
-			sc = append(sc, Contended(ManyWaiters, time.Millisecond), RWReaders(FewReaders), RWReaders(ManyReaders))
+			sc = append(sc, Contended(ManyWaiters, time.Millisecond), RWReaders(FewReaders), RWReaders(ManyReaders), SemHolders(FewReaders), SemHolders(ManyReaders))
 		}
 		ts = append(ts, Target{Lib: "scriptlock", Driver: d, Scenarios: sc, New: scriptlockNew(d)})
 	}

@@ -30,6 +30,11 @@ var semaphoreCases = []testCase{
 		check: checkSemNoStarvation,
 	},
 	{
+		name:  "Semaphore/FIFOOrder",
+		rule:  "With FIFO, five Acquires that start 40 ms apart while every permit is held are granted in the order they started, one by one as the permits are released.",
+		check: checkSemFIFOOrder,
+	},
+	{
 		name:  "Semaphore/PushWake",
 		rule:  "An Acquire waiting for permits held by a lease with a 30 s TTL gets them within 2 s of that lease's Unlock (a push wake-up, not the retry at the holder's expiry), plain and FIFO.",
 		check: checkSemPushWake,
@@ -205,6 +210,39 @@ func checkSemNoStarvation(t *testing.T, e *env) {
 	require.NoError(t, big.Unlock(e.ctx))
 	after := small.Load()
 	require.Eventually(t, func() bool { return small.Load() > after+4 }, 5*time.Second, time.Millisecond, "call: the small requests continue after the large one")
+}
+
+func checkSemFIFOOrder(t *testing.T, e *env) {
+	s := e.sem(e.client(nil), "order", 1, 30*time.Second, &locker.SemaphoreOptions{FIFO: true})
+	first, err := s.TryAcquire(e.ctx, 1)
+	require.NoError(t, err, "call: TryAcquire")
+	const waiters = 5
+	order := make(chan int, waiters)
+	leases := make(chan *locker.Lease, waiters)
+	for i := range waiters {
+		c := e.client(nil)
+		w := e.sem(c, "order", 1, 30*time.Second, &locker.SemaphoreOptions{FIFO: true})
+		go func() {
+			l, err := w.Acquire(e.ctx, 1)
+			if assert.NoError(t, err, "call: Acquire of waiter %d", i) {
+				order <- i
+				leases <- l
+			}
+		}()
+		time.Sleep(40 * time.Millisecond) // queued before the next one starts
+	}
+	require.NoError(t, first.Unlock(e.ctx))
+	var got []int
+	for range waiters {
+		select {
+		case i := <-order:
+			got = append(got, i)
+			require.NoError(t, (<-leases).Unlock(e.ctx))
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %v granted within 10s", got)
+		}
+	}
+	assert.Equal(t, []int{0, 1, 2, 3, 4}, got, "grant order")
 }
 
 func checkSemPushWake(t *testing.T, e *env) {

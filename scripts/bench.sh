@@ -235,15 +235,15 @@ bs() { "$tmp/benchstat" -table '' "$@"; }
 {
 	echo "### (a) drivers side by side: scriptlock and raw, one column per driver (op=refresh: see (e))"
 	echo
-	bs -filter '/lib:(scriptlock OR raw) -/op:(refresh OR rw-readers OR semaphore)' -col /driver "$out/main.txt"
+	bs -filter '/lib:(scriptlock OR raw) -/op:(refresh OR rw-readers OR semaphore OR sem-holders OR multi)' -col /driver "$out/main.txt"
 	echo
 	echo "### (a2) scriptlock vs the raw reference on the same driver"
 	echo
-	bs -filter '/lib:(scriptlock OR raw) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore)' -col /lib "$out/main.txt"
+	bs -filter '/lib:(scriptlock OR raw) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore OR sem-holders OR multi)' -col /lib "$out/main.txt"
 	echo
 	echo "### (b) scriptlock vs peers on the same client library, uncontended"
 	echo
-	bs -filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore) -/driver:redigo' -col /lib "$out/main.txt" "$out/peers.txt"
+	bs -filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore OR sem-holders OR multi) -/driver:redigo' -col /lib "$out/main.txt" "$out/peers.txt"
 	echo
 	echo "### (c) contended, 8 goroutines holding 1 ms: every lib and driver (compare rows)"
 	echo
@@ -260,6 +260,14 @@ bs() { "$tmp/benchstat" -table '' "$@"; }
 	echo "### (d3) counting semaphore, 4 permits: one client (uncontended Acquire+Unlock) and 16 goroutines holding 1 ms; scriptlock per driver and a buffered channel in-process (no Go peer has one)"
 	echo
 	bs -filter '/op:semaphore' -row /lib,/driver,/clients -col /op "$out/main.txt"
+	echo
+	echo "### (d4) how a semaphore's cost grows with its holders (go-redis): Acquire(1)+Unlock with 10 and with 1,000 permits held (script-us/op per pair)"
+	echo
+	bs -filter '/op:sem-holders' -row /lib,/driver,/holders -col /op "$out/main.txt"
+	echo
+	echo "### (d5) a MultiLock over 3 names, uncontended Lock+Unlock, per driver (compare with lock-unlock/clients=1 in (a))"
+	echo
+	bs -filter '/op:multi' -row /lib,/driver -col /op "$out/main.txt"
 	echo
 	echo "### (d2) how cost grows with the readers holding a read-write lock (go-redis): RLock+Unlock with 10 and with 1,000 readers held (script-us/op per pair)"
 	echo
