@@ -33,7 +33,7 @@ var multiCases = []testCase{
 	},
 	{
 		name:  "Multi/Outcome",
-		rule:  "A MultiLock TryLock whose reply is lost (the grant ran) returns an error and its clean-up frees every name; a call that arrives after its caller gave up and after its clean-up is refused and takes nothing.",
+		rule:  "A MultiLock TryLock whose reply is lost (the grant ran) returns an error and its clean-up frees every name; a call that arrives after its caller gave up and after its clean-up is refused and takes nothing; one still running when its context ends returns promptly and every name is free soon after.",
 		check: checkMultiOutcome,
 	},
 	{
@@ -194,6 +194,24 @@ func checkMultiOutcome(t *testing.T, e *env) {
 	require.NoError(t, r.err, "late: the held call, delivered after the clean-up")
 	assert.Equal(t, []any{int64(0), int64(0)}, r.r, "late: the held call is refused ({0, 0})")
 	allFree("late")
+
+	// Delayed past the context: the call returns promptly with the
+	// context's error, runs later, and is cleaned up.
+	a = f.delayBy("multi_acquire", 1, slowCall).onKey(key)
+	since = f.answered("multi_acquire")
+	ctx, cancel = context.WithTimeout(e.ctx, shortCtx)
+	_, err = m.TryLock(ctx)
+	returned := time.Now()
+	deadline, _ := ctx.Deadline()
+	cancel()
+	a.disarm()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "delayed past its context: call: TryLock")
+	assertPrompt(t, deadline, returned, "delayed past its context: call: TryLock")
+	f.awaitAnswered(t, since, "delayed past its context: the delayed call", "multi_acquire")
+	for _, n := range names {
+		require.Eventually(t, func() bool { return e.mutexFree(probe, n) }, 10*time.Second, 5*time.Millisecond,
+			"delayed past its context: %s is free soon after the delayed call ran", n)
+	}
 }
 
 func checkMultiLost(t *testing.T, e *env) {

@@ -51,7 +51,7 @@ var semaphoreCases = []testCase{
 	},
 	{
 		name:  "Semaphore/Outcome",
-		rule:  "A TryAcquire whose reply is lost (the grant ran) returns an error and its clean-up frees the permits it may have taken; a TryAcquire whose call arrives after its caller gave up and its clean-up is refused by Redis and takes nothing: afterwards every permit can be taken at once.",
+		rule:  "A TryAcquire whose reply is lost (the grant ran) returns an error and its clean-up frees the permits it may have taken; a TryAcquire whose call arrives after its caller gave up and its clean-up is refused by Redis and takes nothing; a delayed call answered within the context grants a lease valid from the call's start, and one still running when the context ends returns promptly and leaves every permit free soon after.",
 		check: checkSemOutcome,
 	},
 	{
@@ -364,6 +364,39 @@ func checkSemOutcome(t *testing.T, e *env) {
 	require.NoError(t, r.err, "late: the held call, delivered after the clean-up")
 	assert.Equal(t, []any{int64(0), int64(0)}, r.r, "late: the held call is refused ({0, 0}): it was abandoned")
 	allFree("late")
+
+	// Delayed, answered within the context: a lease, valid from the call's
+	// start.
+	a = f.delayBy("sem_acquire", 1, slowButAnswered).onKey(key)
+	start := time.Now()
+	l, err := s.TryAcquire(e.ctx, permits)
+	a.disarm()
+	require.NoError(t, err, "delayed: call: TryAcquire answered within its context")
+	notAfter(t, l.ValidUntil(), start.Add(30*time.Second), "delayed: call: ValidUntil() (counted from the call's start)")
+	require.NoError(t, l.Unlock(e.ctx))
+	allFree("delayed")
+
+	// Delayed past the context: the call returns promptly with the
+	// context's error, runs later, and is cleaned up.
+	a = f.delayBy("sem_acquire", 1, slowCall).onKey(key)
+	since = f.answered("sem_acquire")
+	ctx, cancel = context.WithTimeout(e.ctx, shortCtx)
+	_, err = s.TryAcquire(ctx, permits)
+	returned := time.Now()
+	deadline, _ := ctx.Deadline()
+	cancel()
+	a.disarm()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "delayed past its context: call: TryAcquire")
+	assertPrompt(t, deadline, returned, "delayed past its context: call: TryAcquire")
+	f.awaitAnswered(t, since, "delayed past its context: the delayed call", "sem_acquire")
+	require.Eventually(t, func() bool {
+		l, err := check.TryAcquire(e.ctx, permits)
+		if err != nil {
+			return false
+		}
+		require.NoError(t, l.Unlock(e.ctx))
+		return true
+	}, 10*time.Second, 5*time.Millisecond, "delayed past its context: every permit is free soon after the delayed call ran")
 }
 
 func checkSemChaos(t *testing.T, e *env) {

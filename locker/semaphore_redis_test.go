@@ -131,3 +131,20 @@ func TestSemaphoreRedisFIFO(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, q, "nobody queued")
 }
+
+// TestSemaphoreRedisAutoRefresh checks that an auto-refreshed semaphore
+// lease outlives its TTL, and that its renewals keep the permit taken.
+func TestSemaphoreRedisAutoRefresh(t *testing.T) {
+	e := newRedisEnv(t)
+	c := e.client(nil)
+	s := newSem(t, c, "r", 1, 200*time.Millisecond, &locker.SemaphoreOptions{AutoRefresh: true})
+	l, err := s.TryAcquire(e.ctx, 1)
+	require.NoError(t, err)
+	time.Sleep(700 * time.Millisecond)
+	assert.True(t, l.Valid(), "renewed past its TTL")
+	assert.NoError(t, l.Err())
+	_, err = s.TryAcquire(e.ctx, 1)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "the permit is still taken")
+	require.NoError(t, l.Unlock(e.ctx))
+	assert.Empty(t, e.keys())
+}
