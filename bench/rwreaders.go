@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -30,7 +29,7 @@ func RWReaders(readers int) Scenario {
 	}
 }
 
-func rwReaders(ctx context.Context, r *run, readers int) (err error) {
+func rwReaders(ctx context.Context, r *run, readers int) error {
 	l, ok := r.l.(RWLocker)
 	other, ok2 := r.other.(RWLocker)
 	if !ok || !ok2 {
@@ -40,39 +39,13 @@ func rwReaders(ctx context.Context, r *run, readers int) (err error) {
 		readers = min(readers, 20)
 	}
 	key := r.key("rw-readers", 0)
-	held := make([]Unlocker, readers)
-	defer func() {
-		bg := context.WithoutCancel(ctx)
-		for i, u := range held {
-			if u == nil {
-				continue
+	return heldWhileTimed(ctx, r, fmt.Sprintf("read-write lock %q", key), readers,
+		func(ctx context.Context) (Unlocker, error) { return other.RLock(ctx, key) },
+		func(ctx context.Context) error {
+			u, err := l.RLock(ctx, key)
+			if err != nil {
+				return fmt.Errorf("rlock: %w", err)
 			}
-			if uerr := u.Unlock(bg); uerr != nil {
-				err = errors.Join(err, fmt.Errorf("held reader %d of %q: %w (was it lost during the run?)", i, key, uerr))
-				return
-			}
-		}
-	}()
-	if err := forEach(readers, func(i int) error {
-		u, err := other.RLock(ctx, key)
-		if err != nil {
-			return fmt.Errorf("held reader %d of %q: %w", i, key, err)
-		}
-		held[i] = u
-		return nil
-	}); err != nil {
-		return err
-	}
-	r.resetTimer()
-	for range r.n {
-		u, err := l.RLock(ctx, key)
-		if err != nil {
-			return fmt.Errorf("rlock %q with %d readers: %w", key, readers, err)
-		}
-		if err := u.Unlock(ctx); err != nil {
-			return fmt.Errorf("unlock %q with %d readers: %w", key, readers, err)
-		}
-	}
-	r.stopTimer()
-	return nil
+			return u.Unlock(ctx)
+		})
 }

@@ -154,7 +154,7 @@ func SemHolders(holders int) Scenario {
 	}
 }
 
-func semHolders(ctx context.Context, r *run, holders int) (err error) {
+func semHolders(ctx context.Context, r *run, holders int) error {
 	l, ok := r.l.(SemLocker)
 	other, ok2 := r.other.(SemLocker)
 	if !ok || !ok2 {
@@ -164,40 +164,15 @@ func semHolders(ctx context.Context, r *run, holders int) (err error) {
 		holders = min(holders, 20)
 	}
 	key := r.key("sem-holders", holders)
-	held := make([]Unlocker, holders)
-	defer func() {
-		for i, u := range held {
-			if u == nil {
-				continue
+	return heldWhileTimed(ctx, r, fmt.Sprintf("semaphore %q", key), holders,
+		func(ctx context.Context) (Unlocker, error) { return other.Acquire(ctx, key, holders+1, 1) },
+		func(ctx context.Context) error {
+			u, err := l.Acquire(ctx, key, holders+1, 1)
+			if err != nil {
+				return fmt.Errorf("acquire: %w", err)
 			}
-			if uerr := u.Unlock(context.WithoutCancel(ctx)); uerr != nil {
-				err = fmt.Errorf("held permit %d of %q: %w (was it lost during the run?)", i, key, uerr)
-				return
-			}
-		}
-	}()
-	if err := forEach(holders, func(i int) error {
-		u, err := other.Acquire(ctx, key, holders+1, 1)
-		if err != nil {
-			return fmt.Errorf("held permit %d of %q: %w", i, key, err)
-		}
-		held[i] = u
-		return nil
-	}); err != nil {
-		return err
-	}
-	r.resetTimer()
-	for range r.n {
-		u, err := l.Acquire(ctx, key, holders+1, 1)
-		if err != nil {
-			return fmt.Errorf("acquire %q with %d holders: %w", key, holders, err)
-		}
-		if err := u.Unlock(ctx); err != nil {
-			return fmt.Errorf("unlock %q with %d holders: %w", key, holders, err)
-		}
-	}
-	r.stopTimer()
-	return nil
+			return u.Unlock(ctx)
+		})
 }
 
 // MultiLocker is implemented by a Locker whose library takes several keys

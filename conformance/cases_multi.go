@@ -166,52 +166,17 @@ func checkMultiOutcome(t *testing.T, e *env) {
 	c := e.clientOn(f, nil)
 	names := sameSlotNames("out", "out")
 	m := e.multi(c, names, 30*time.Second, nil)
-	key := c.Key(names[0])
 	probe := e.client(nil)
-	allFree := func(what string) {
-		t.Helper()
-		for _, n := range names {
-			assert.True(t, e.mutexFree(probe, n), "%s: %s must be free", what, n)
-		}
-	}
-
-	since := f.answeredOn(key, cleanupScripts...)
-	a := f.lose("multi_acquire", 1).onKey(key)
-	_, err := m.TryLock(e.ctx)
-	require.Error(t, err, "lost: call: TryLock whose reply was lost")
-	a.awaitApplied(t, 1, "lost")
-	f.awaitCleanup(t, key, since, "lost")
-	allFree("lost")
-
-	since = f.answeredOn(key, cleanupScripts...)
-	ctx, cancel := context.WithCancel(e.ctx)
-	a = f.holdBack("multi_acquire", 1, cancel).onKey(key)
-	_, err = m.TryLock(ctx)
-	require.Error(t, err, "late: call: TryLock given up on")
-	held := a.next(t, "late")
-	f.awaitCleanup(t, key, since, "late")
-	r := held.deliver(t)
-	require.NoError(t, r.err, "late: the held call, delivered after the clean-up")
-	assert.Equal(t, []any{int64(0), int64(0)}, r.r, "late: the held call is refused ({0, 0})")
-	allFree("late")
-
-	// Delayed past the context: the call returns promptly with the
-	// context's error, runs later, and is cleaned up.
-	a = f.delayBy("multi_acquire", 1, slowCall).onKey(key)
-	since = f.answered("multi_acquire")
-	ctx, cancel = context.WithTimeout(e.ctx, shortCtx)
-	_, err = m.TryLock(ctx)
-	returned := time.Now()
-	deadline, _ := ctx.Deadline()
-	cancel()
-	a.disarm()
-	require.ErrorIs(t, err, context.DeadlineExceeded, "delayed past its context: call: TryLock")
-	assertPrompt(t, deadline, returned, "delayed past its context: call: TryLock")
-	f.awaitAnswered(t, since, "delayed past its context: the delayed call", "multi_acquire")
-	for _, n := range names {
-		require.Eventually(t, func() bool { return e.mutexFree(probe, n) }, 10*time.Second, 5*time.Millisecond,
-			"delayed past its context: %s is free soon after the delayed call ran", n)
-	}
+	acquireFates(t, e.ctx, f, c.Key(names[0]), "multi_acquire",
+		func(ctx context.Context) error { _, err := m.TryLock(ctx); return err },
+		func(string) bool {
+			for _, n := range names {
+				if !e.mutexFree(probe, n) {
+					return false
+				}
+			}
+			return true
+		})
 }
 
 func checkMultiLost(t *testing.T, e *env) {

@@ -336,67 +336,27 @@ func checkSemOutcome(t *testing.T, e *env) {
 	s := e.sem(c, "outcome", permits, 30*time.Second, nil)
 	key := c.Key("outcome") + ":sem"
 	check := e.sem(e.client(nil), "outcome", permits, 30*time.Second, nil)
-	allFree := func(what string) {
-		t.Helper()
-		l, err := check.TryAcquire(e.ctx, permits)
-		require.NoError(t, err, "%s: call: TryAcquire(%d) by another client: every permit must be free", what, permits)
-		require.NoError(t, l.Unlock(e.ctx))
-	}
-
-	// Lost: the grant ran, the reply did not come.
-	since := f.answeredOn(key, cleanupScripts...)
-	a := f.lose("sem_acquire", 1).onKey(key)
-	_, err := s.TryAcquire(e.ctx, permits)
-	require.Error(t, err, "lost: call: TryAcquire whose reply was lost")
-	a.awaitApplied(t, 1, "lost")
-	f.awaitCleanup(t, key, since, "lost")
-	allFree("lost")
-
-	// Late: the call arrives after its caller gave up and after its clean-up.
-	since = f.answeredOn(key, cleanupScripts...)
-	ctx, cancel := context.WithCancel(e.ctx)
-	a = f.holdBack("sem_acquire", 1, cancel).onKey(key)
-	_, err = s.TryAcquire(ctx, permits)
-	require.Error(t, err, "late: call: TryAcquire given up on")
-	h := a.next(t, "late")
-	f.awaitCleanup(t, key, since, "late")
-	r := h.deliver(t)
-	require.NoError(t, r.err, "late: the held call, delivered after the clean-up")
-	assert.Equal(t, []any{int64(0), int64(0)}, r.r, "late: the held call is refused ({0, 0}): it was abandoned")
-	allFree("late")
-
-	// Delayed, answered within the context: a lease, valid from the call's
-	// start.
-	a = f.delayBy("sem_acquire", 1, slowButAnswered).onKey(key)
-	start := time.Now()
-	l, err := s.TryAcquire(e.ctx, permits)
-	a.disarm()
-	require.NoError(t, err, "delayed: call: TryAcquire answered within its context")
-	notAfter(t, l.ValidUntil(), start.Add(30*time.Second), "delayed: call: ValidUntil() (counted from the call's start)")
-	require.NoError(t, l.Unlock(e.ctx))
-	allFree("delayed")
-
-	// Delayed past the context: the call returns promptly with the
-	// context's error, runs later, and is cleaned up.
-	a = f.delayBy("sem_acquire", 1, slowCall).onKey(key)
-	since = f.answered("sem_acquire")
-	ctx, cancel = context.WithTimeout(e.ctx, shortCtx)
-	_, err = s.TryAcquire(ctx, permits)
-	returned := time.Now()
-	deadline, _ := ctx.Deadline()
-	cancel()
-	a.disarm()
-	require.ErrorIs(t, err, context.DeadlineExceeded, "delayed past its context: call: TryAcquire")
-	assertPrompt(t, deadline, returned, "delayed past its context: call: TryAcquire")
-	f.awaitAnswered(t, since, "delayed past its context: the delayed call", "sem_acquire")
-	require.Eventually(t, func() bool {
+	allFree := func(string) bool {
 		l, err := check.TryAcquire(e.ctx, permits)
 		if err != nil {
 			return false
 		}
 		require.NoError(t, l.Unlock(e.ctx))
 		return true
-	}, 10*time.Second, 5*time.Millisecond, "delayed past its context: every permit is free soon after the delayed call ran")
+	}
+	acquireFates(t, e.ctx, f, key, "sem_acquire",
+		func(ctx context.Context) error { _, err := s.TryAcquire(ctx, permits); return err }, allFree)
+
+	// Delayed, answered within the context: a lease, valid from the call's
+	// start.
+	a := f.delayBy("sem_acquire", 1, slowButAnswered).onKey(key)
+	start := time.Now()
+	l, err := s.TryAcquire(e.ctx, permits)
+	a.disarm()
+	require.NoError(t, err, "delayed: call: TryAcquire answered within its context")
+	notAfter(t, l.ValidUntil(), start.Add(30*time.Second), "delayed: call: ValidUntil() (counted from the call's start)")
+	require.NoError(t, l.Unlock(e.ctx))
+	assert.True(t, allFree("delayed"), "delayed: every permit is free after Unlock")
 }
 
 func checkSemChaos(t *testing.T, e *env) {
