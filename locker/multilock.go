@@ -104,8 +104,20 @@ func (m *MultiLock) TryLock(ctx context.Context) (*MultiLease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(m.label(), err)
 	}
+	start := time.Now()
 	l, _, err := m.try(ctx, false)
+	m.acquired(ctx, start, 1, l, err)
 	return l, err
+}
+
+// acquired reports an acquisition to the Client's Observer (mode "multi",
+// the lock named by its names joined with ',', the first part's fence).
+func (m *MultiLock) acquired(ctx context.Context, start time.Time, tries int, l *MultiLease, err error) {
+	var first *Lease
+	if l != nil {
+		first = l.parts[0]
+	}
+	m.c.acquired(ctx, m.label(), "multi", start, tries, first, err)
 }
 
 // Lock takes every name, waiting while any is held by another owner. It
@@ -122,6 +134,7 @@ func (m *MultiLock) Lock(ctx context.Context) (*MultiLease, error) {
 	var (
 		out   *MultiLease
 		tries int
+		start = time.Now()
 	)
 	// A release of any of the names wakes the waiter.
 	var own []string
@@ -138,9 +151,10 @@ func (m *MultiLock) Lock(ctx context.Context) (*MultiLease, error) {
 		return l.parts[0], 0, nil
 	})
 	if err != nil {
-		return nil, err
+		out = nil
 	}
-	return out, nil
+	m.acquired(ctx, start, tries, out, err)
+	return out, err
 }
 
 // label names the lock in errors.

@@ -56,7 +56,8 @@ type Event struct {
 	// Lock is the lock's name. It can have high
 	// cardinality: adapters should not make it a metric label by default.
 	Lock string
-	// Mode is "mutex", "read", "write" or "semaphore".
+	// Mode is "mutex", "read", "write", "semaphore" or "multi" (for
+	// "multi", Lock is the names joined with ',').
 	Mode string
 	// Fence is the lease's fence (acquire, release, extend, loss).
 	Fence int64
