@@ -191,9 +191,9 @@ var keySuffixes = []string{"", ":q", ":qx", ":x", ":rw", ":rwr", ":sem", ":semz"
 var nameUnescaper = strings.NewReplacer("%25", "%", "%7B", "{", "%7D", "}")
 
 // LockName returns the name of the lock that key belongs to, when key is
-// one of the keys of a Mutex or RWMutex under this Client's prefix (its
-// hash, "<key>:rw" or "<key>:rwr", the FIFO queue "<key>:q" or "<key>:qx",
-// or "<key>:x"),
+// one of the keys of a Mutex, RWMutex or Semaphore under this Client's
+// prefix (its hash, "<key>:rw" or "<key>:rwr", the FIFO queue "<key>:q" or
+// "<key>:qx", "<key>:x", or "<key>:sem", "<key>:semz" or "<key>:semq"),
 // and reports whether it is; claim markers and other keys give false. It is
 // the inverse of Key, for tools that find locks with SCAN (match
 // "<prefix>{*", with the prefix's glob characters escaped). It does not
