@@ -16,12 +16,16 @@
 // acquire call whose outcome its caller could not know is listed for 30 s
 // in "<prefix>{<name>}:x", so that Redis refuses it should it still arrive.
 // A read-write lock lives in the hash "<prefix>{<name>}:rw" and the sorted
-// set of its read holds' expiries "<prefix>{<name>}:rwr". Release
-// messages go out on the shard channel "<prefix>{<name>}:wake" (a channel,
-// passed to scripts as an argument, never as a key). Claim markers live in
-// "<prefix>{<key>}:claim". Every key expires: after every lock is released
-// or expired, and the 30 s window for abandoned calls has passed, no key is
-// left under the prefix. The default prefix is "scriptlock:".
+// set of its read holds' expiries "<prefix>{<name>}:rwr". A semaphore lives
+// in the hash "<prefix>{<name>}:sem" with the sorted sets ":semz" (every
+// expiry) and ":semq" (its FIFO queue). A MultiLock holds the mutex of each
+// of its names. Release messages go out on the shard channel
+// "<prefix>{<name>}:wake" (a channel, passed to scripts as an argument,
+// never as a key). Claim markers live in "<prefix>{<key>}:claim". Every key
+// expires: after every lock is released or expired, and the 30 s window for
+// abandoned calls has passed, no key is left under the prefix (a semaphore
+// whose limit SetPermits stored keeps its hash until the limit is cleared).
+// The default prefix is "scriptlock:".
 //
 // # Semantics
 //
