@@ -16,6 +16,7 @@ import (
 type countingScripter struct {
 	locker.Scripter
 	evalsha, eval, load atomic.Int64
+	returned            atomic.Int64 // EvalSha and Eval calls that returned
 	failing             atomic.Bool
 	// inFlight is held shared by every call while it runs; crash takes it
 	// exclusively, so no call that began before the crash is still on its
@@ -42,6 +43,7 @@ func (c *countingScripter) EvalSha(ctx context.Context, sha string, keys, args [
 		return nil, errCrashed
 	}
 	c.evalsha.Add(1)
+	defer c.returned.Add(1)
 	return c.Scripter.EvalSha(ctx, sha, keys, args)
 }
 
@@ -52,6 +54,7 @@ func (c *countingScripter) Eval(ctx context.Context, src string, keys, args []st
 		return nil, errCrashed
 	}
 	c.eval.Add(1)
+	defer c.returned.Add(1)
 	return c.Scripter.Eval(ctx, src, keys, args)
 }
 
@@ -79,6 +82,7 @@ func (c *countingScripter) reset() {
 	c.evalsha.Store(0)
 	c.eval.Store(0)
 	c.load.Store(0)
+	c.returned.Store(0)
 }
 
 func (c *countingScripter) counts() (evalsha, eval, load int64) {
