@@ -45,8 +45,10 @@ type MultiLock struct {
 	c       *Client
 	names   []string // sorted, distinct
 	ttlMS   int64
+	ttlArg  string // ttlMS in decimal, as the script takes it
 	refresh bool
-	groups  [][]int // indexes into names, one group per slot, in name order
+	groups  [][]int    // indexes into names, one group per slot, in name order
+	keys    [][]string // each group's script keys (lock, :q, :qx, :x per name)
 }
 
 // NewMultiLock returns the multi-lock over names (order and repeats do not
@@ -72,7 +74,7 @@ func (c *Client) NewMultiLock(names []string, ttl time.Duration, opts *MultiLock
 	sorted := slices.Clone(names)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
-	m := &MultiLock{c: c, names: sorted, ttlMS: ms, refresh: o.AutoRefresh}
+	m := &MultiLock{c: c, names: sorted, ttlMS: ms, ttlArg: strconv.FormatInt(ms, 10), refresh: o.AutoRefresh}
 	slot := map[uint16]int{}
 	for i, n := range sorted {
 		s := keySlot(c.Key(n))
@@ -83,6 +85,14 @@ func (c *Client) NewMultiLock(names []string, ttl time.Duration, opts *MultiLock
 			m.groups = append(m.groups, nil)
 		}
 		m.groups[g] = append(m.groups[g], i)
+	}
+	for _, idx := range m.groups {
+		keys := make([]string, 0, 4*len(idx))
+		for _, i := range idx {
+			k := c.Key(m.names[i])
+			keys = append(keys, k, k+":q", k+":qx", k+":x")
+		}
+		m.keys = append(m.keys, keys)
 	}
 	return m, nil
 }
@@ -177,14 +187,9 @@ func (m *MultiLock) try(ctx context.Context, waited bool) (*MultiLease, time.Dur
 	res := make([]result, len(m.groups))
 	start := time.Now()
 	var wg sync.WaitGroup
-	for g, idx := range m.groups {
-		keys := make([]string, 0, 4*len(idx))
-		for _, i := range idx {
-			k := m.c.Key(m.names[i])
-			keys = append(keys, k, k+":q", k+":qx", k+":x")
-		}
+	for g, keys := range m.keys {
 		wg.Go(func() {
-			r, err := m.c.run(ctx, scriptMultiAcquire, keys, []string{id, strconv.FormatInt(m.ttlMS, 10), w})
+			r, err := m.c.run(ctx, scriptMultiAcquire, keys, []string{id, m.ttlArg, w})
 			if err == nil {
 				res[g].v, err = replyInts(scriptMultiAcquire, r)
 				if err == nil && res[g].v[0] != 0 && res[g].v[0] != 1 {

@@ -15,10 +15,10 @@
 
 if ARGV[1] == '' then
   redis.call('HDEL', H, 'n')
-  limit = tonumber(st[4])
+  limit, kept = tonumber(st[4]), false
 else
   redis.call('HSET', H, 'n', ARGV[1])
-  limit = tonumber(ARGV[1])
+  limit, kept = tonumber(ARGV[1]), true
 end
 freed = true -- the limit may have risen: wake who can use it
 finish(ARGV[2])

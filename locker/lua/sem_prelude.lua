@@ -9,7 +9,8 @@
 -- Reply: none of its own; it defines now (server time in ms), micros
 -- (server time in µs), fence (the last grant's), held (permits held),
 -- limit (the permit limit SetPermits stored, else the last one an acquire
--- passed), freed and moved (flags: permits were freed, the queue's head
+-- passed), kept (a limit is stored: the keys do not expire), freed and
+-- moved (flags: permits were freed, the queue's head
 -- may have changed), and the helpers hold, putHold, dropHold, head and
 -- finish.
 --
@@ -60,6 +61,7 @@ end
 local st = redis.call('HMGET', H, 'f', 'p', 'n', 'm', 'w')
 local fence, held = tonumber(st[1]), tonumber(st[2]) or 0
 local limit = tonumber(st[3]) or tonumber(st[4])
+local kept = st[3] ~= false -- a limit stored by SetPermits: the keys do not expire
 
 -- hold returns the live hold stored as field k, {expiry, permits, extend
 -- n, fence, owner}, or nil.
@@ -126,7 +128,6 @@ local function finish(wake)
   end
   local top = redis.call('ZREVRANGE', Z, 0, 0, 'WITHSCORES')
   local last = tonumber(top[2]) or 0
-  local kept = redis.call('HEXISTS', H, 'n') == 1
   if last == 0 then
     redis.call('DEL', Z, Q)
     if kept then
