@@ -21,7 +21,9 @@ type Client struct {
 	drift  float64
 	minDly time.Duration
 	maxDly time.Duration
-	obs    Observer // nil: no events
+	obs    Observer     // nil: no events
+	acker  Acknowledger // set with Options.Ack: s, acknowledging writes
+	ack    Ack
 	closed atomic.Bool
 	done   chan struct{} // closed by Close: blocked Locks return
 
@@ -36,7 +38,8 @@ type Client struct {
 
 // New returns a Client that runs its scripts through s. It does not contact
 // Redis: scripts are loaded on first use. It fails with ErrNilScripter when s
-// is nil and with ErrInvalidOption when a field of opts is out of range.
+// is nil and with ErrInvalidOption when a field of opts is out of range, or
+// when opts.Ack is set and s does not implement Acknowledger.
 func New(s Scripter, opts *Options) (*Client, error) {
 	if s == nil {
 		return nil, ErrNilScripter
@@ -53,6 +56,13 @@ func New(s Scripter, opts *Options) (*Client, error) {
 	}
 	c := &Client{s: s, prefix: o.Prefix, drift: o.DriftFactor, minDly: o.MinRetryDelay, maxDly: o.MaxRetryDelay,
 		done: make(chan struct{}), jan: newJanitor(), obs: o.Observer}
+	if o.Ack != nil {
+		a, ok := s.(Acknowledger)
+		if !ok {
+			return nil, fmt.Errorf("%w: Ack needs a Scripter that implements locker.Acknowledger; %T does not", ErrInvalidOption, s)
+		}
+		c.acker, c.ack = a, *o.Ack
+	}
 	c.renewer = newRenewer(c)
 	return c, nil
 }

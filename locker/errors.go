@@ -43,6 +43,10 @@ var (
 	// ErrInvalidOption is returned for an option out of its documented range.
 	ErrInvalidOption = errors.New("locker: invalid option")
 
+	// ErrNotAcknowledged means a call's script ran but its writes were not
+	// acknowledged as Options.Ack asks (see AckError, which matches it).
+	ErrNotAcknowledged = errors.New("locker: not acknowledged")
+
 	// ErrUnexpectedReply means a script reply did not have the shape the
 	// core expects: a driver broke the reply vocabulary of Scripter.
 	ErrUnexpectedReply = errors.New("locker: unexpected script reply")

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-var scriptInspect = mustScript("inspect")
+var scriptInspect = mustReadOnly("inspect")
 
 // FingerprintLen is the length, in hex digits, of the owner fingerprints
 // that Inspect reports.

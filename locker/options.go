@@ -46,6 +46,19 @@ type Options struct {
 	// wake-up, script reload and retried call (see Observer; SlogObserver
 	// logs them). Default nil: nothing is reported, at no cost.
 	Observer Observer
+
+	// Ack, when set, makes every call that writes wait for replicas (WAIT)
+	// or for fsync (WAITAOF) as it describes before it succeeds, so that a
+	// grant, a renewal, a downgrade or a release survives a failover to an
+	// acknowledging replica. A call whose writes were not acknowledged in
+	// time fails with an AckError (ErrNotAcknowledged) and is treated as a
+	// call with an unknown outcome: a grant is undone in the background,
+	// an Extend does not lengthen the lease, an Unlock is retried in the
+	// background. It needs a Scripter that implements Acknowledger: New
+	// fails with ErrInvalidOption otherwise. Default nil: calls return as
+	// soon as the node that ran them answered (replication is asynchronous;
+	// see the README's "Guarantees and limits").
+	Ack *Ack
 }
 
 // Defaults of Options.
@@ -79,6 +92,13 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.MaxRetryDelay == 0 {
 		r.MaxRetryDelay = max(DefaultMaxRetryDelay, r.MinRetryDelay)
+	}
+	if r.Ack != nil {
+		a, err := r.Ack.withDefaults()
+		if err != nil {
+			return r, err
+		}
+		r.Ack = &a
 	}
 	if r.MinRetryDelay < 0 || r.MaxRetryDelay < r.MinRetryDelay || r.MaxRetryDelay > time.Minute {
 		return r, fmt.Errorf("%w: retry delays [%v, %v] not within (0, 1m] and ordered", ErrInvalidOption, r.MinRetryDelay, r.MaxRetryDelay)

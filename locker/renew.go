@@ -155,6 +155,9 @@ func (r *renewer) loop() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	batcher, _ := r.c.s.(Batcher)
+	if r.c.acker != nil {
+		batcher = nil // each renewal is acknowledged on its own connection
+	}
 	for {
 		r.mu.Lock()
 		if len(r.leases) == 0 || r.closed {

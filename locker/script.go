@@ -18,6 +18,8 @@ type script struct {
 	name string
 	src  string
 	sha  string
+	// readOnly scripts never write, so they are not acknowledged (Ack).
+	readOnly bool
 }
 
 // allScripts lists every embedded script, for ScriptName.
@@ -28,6 +30,13 @@ func mustScript(name string) *script {
 	sum := sha1.Sum([]byte(src))
 	s := &script{name: name, src: src, sha: hex.EncodeToString(sum[:])}
 	allScripts = append(allScripts, s)
+	return s
+}
+
+// mustReadOnly is mustScript for a script that only reads.
+func mustReadOnly(name string) *script {
+	s := mustScript(name)
+	s.readOnly = true
 	return s
 }
 
@@ -62,7 +71,7 @@ var (
 	scriptAcquire = mustScript("acquire")
 	scriptRelease = mustScript("release")
 	scriptExtend  = mustScript("extend")
-	scriptPTTL    = mustScript("pttl")
+	scriptPTTL    = mustReadOnly("pttl")
 	scriptClaim   = mustScript("claim")
 	scriptDequeue = mustScript("dequeue")
 	scriptAbandon = mustScript("abandon")
@@ -81,7 +90,7 @@ var (
 // after a failed load, the error is EVAL's, with the load's error in its
 // text only.
 func (c *Client) run(ctx context.Context, s *script, keys, args []string) (any, error) {
-	r, err := c.s.EvalSha(ctx, s.sha, keys, args)
+	r, err := c.evalSha(ctx, s, keys, args)
 	if err == nil {
 		return r, nil
 	}
@@ -94,7 +103,7 @@ func (c *Client) run(ctx context.Context, s *script, keys, args []string) (any, 
 	case lerr != nil && ctx.Err() != nil:
 		return nil, c.wrap(ctx, s, fmt.Errorf("script load: %w", lerr))
 	case lerr != nil:
-		r, err = c.s.Eval(ctx, s.src, keys, args)
+		r, err = c.eval(ctx, s, keys, args)
 		if err != nil {
 			return nil, c.wrap(ctx, s, fmt.Errorf("%w (after script load failed: %v)", err, lerr))
 		}
@@ -102,9 +111,9 @@ func (c *Client) run(ctx context.Context, s *script, keys, args []string) (any, 
 	case sha != s.sha:
 		return nil, c.wrap(ctx, s, fmt.Errorf("%w: script load returned sha %q, want %q", ErrUnexpectedReply, sha, s.sha))
 	}
-	r, err = c.s.EvalSha(ctx, s.sha, keys, args)
+	r, err = c.evalSha(ctx, s, keys, args)
 	if errors.Is(err, ErrNoScript) {
-		r, err = c.s.Eval(ctx, s.src, keys, args)
+		r, err = c.eval(ctx, s, keys, args)
 	}
 	if err != nil {
 		return nil, c.wrap(ctx, s, err)

@@ -145,6 +145,9 @@ func (c *Client) wait(ctx context.Context, name string, alone bool, own []string
 // migration, CLUSTERDOWN, LOADING, MASTERDOWN, READONLY after a failover).
 // Other server errors (NOPERM, WRONGTYPE, ...) are not.
 func transient(err error) bool {
+	if errors.Is(err, ErrNotAcknowledged) {
+		return false // the replicas did not answer in time: the caller decides
+	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
@@ -164,8 +167,12 @@ func transient(err error) bool {
 // answered reports whether err carries the server's reply to the call (an
 // error reply such as WRONGTYPE or NOPERM, or a reply the core could not
 // decode): the call was run or refused, so it cannot still arrive later.
-// Context, network and EOF errors are not answers.
+// Context, network and EOF errors are not answers, nor is an AckError: the
+// script ran, but a failover may lose what it wrote.
 func answered(err error) bool {
+	if errors.Is(err, ErrNotAcknowledged) {
+		return false
+	}
 	if errors.Is(err, ErrUnexpectedReply) {
 		return true
 	}
