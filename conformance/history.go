@@ -20,15 +20,23 @@ type history struct {
 	grants []*grant
 }
 
+// held is a lease of any lock kind as the checker uses it.
+type held interface {
+	ValidUntil() time.Time
+	Valid() bool
+	Unlock(ctx context.Context) error
+}
+
 // grant is one lease as the checker sees it: valid from the moment its
 // acquire call returned until the start of a successful Unlock, or else
 // until the lease's latest validity deadline.
 type grant struct {
-	l      *locker.Lease
+	l      held
 	name   string
-	kind   string // "mutex", "read" or "write"
+	kind   string // "mutex", "read", "write" or "quorum"
 	owner  string
 	fence  int64
+	fences []int64 // a quorum grant's fence per deployment
 	epoch  int // fences are compared within one epoch
 	start  time.Time
 	end    time.Time // set by release
@@ -38,6 +46,17 @@ type grant struct {
 // add records l, granted just now, and returns its grant for release.
 func (h *history) add(l *locker.Lease, kind string, epoch int) *grant {
 	g := &grant{l: l, name: l.Name(), kind: kind, owner: l.Token(), fence: l.Fence(), epoch: epoch, start: time.Now()}
+	h.mu.Lock()
+	h.grants = append(h.grants, g)
+	h.mu.Unlock()
+	return g
+}
+
+// addQuorum records q, granted just now, and returns its grant for
+// release. Quorum grants are checked for exclusion and, instead of one
+// fence order, for the per-deployment rule QuorumLease documents.
+func (h *history) addQuorum(q *locker.QuorumLease, name string, epoch int) *grant {
+	g := &grant{l: q, name: name, kind: "quorum", owner: q.Parts()[0].Token(), fences: q.Fences(), epoch: epoch, start: time.Now()}
 	h.mu.Lock()
 	h.grants = append(h.grants, g)
 	h.mu.Unlock()
@@ -115,6 +134,15 @@ func (h *history) check(t *testing.T) historyReport {
 					r.first = describe("overlap", a, b)
 				}
 			}
+			if a.kind == "quorum" || b.kind == "quorum" {
+				if a.kind == b.kind && !quorumOrdered(a.fences, b.fences) {
+					r.inversions++
+					if r.first == "" {
+						r.first = describe("quorum fence inversion (no shared deployment, or one where the later fence is not larger)", a, b)
+					}
+				}
+				continue
+			}
 			if b.epoch == a.epoch && b.kind != "read" && a.kind != "read" && b.fence <= a.fence {
 				r.inversions++
 				if r.first == "" {
@@ -130,11 +158,31 @@ func (h *history) check(t *testing.T) historyReport {
 	return r
 }
 
+// quorumOrdered reports whether quorum grant b, later than a, is ordered
+// after it as QuorumLease documents: they share a deployment, and on every
+// deployment both hold, b's fence is the larger.
+func quorumOrdered(a, b []int64) bool {
+	shared := false
+	for i := range a {
+		if a[i] != 0 && b[i] != 0 {
+			shared = true
+			if b[i] <= a[i] {
+				return false
+			}
+		}
+	}
+	return shared
+}
+
 func describe(what string, a, b *grant) string {
 	return what + ": " + a.String() + " and " + b.String()
 }
 
 func (g *grant) String() string {
-	return fmt.Sprintf("%s %q owner %.8s fence %d valid %s..%s", g.kind, g.name, g.owner, g.fence,
+	f := fmt.Sprint(g.fence)
+	if g.kind == "quorum" {
+		f = fmt.Sprint(g.fences)
+	}
+	return fmt.Sprintf("%s %q owner %.8s fence %s valid %s..%s", g.kind, g.name, g.owner, f,
 		g.start.Format("15:04:05.000000"), g.end.Format("15:04:05.000000"))
 }

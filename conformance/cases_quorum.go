@@ -1,0 +1,334 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/internal/redisserver"
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// quorumCases: a Quorum over three deployments, the case's own and two
+// standalone servers the case starts (and kills).
+var quorumCases = []testCase{
+	{
+		name:  "Quorum/Majority",
+		rule:  "A Quorum over three deployments is granted on every one of them, excludes a second Quorum and a plain Mutex of the name on any deployment, reports one fence per deployment, and Unlock frees it everywhere without leaving a key.",
+		check: checkQuorumMajority,
+	},
+	{
+		name:  "Quorum/MinorityDown",
+		rule:  "With one of three deployments down a Quorum is still granted (its fence there 0) and still excludes; with two down it is refused with an error, and the part the lone deployment granted is released again.",
+		check: checkQuorumMinorityDown,
+	},
+	{
+		name:  "Quorum/RefusedReleased",
+		rule:  "When two of three deployments hold the name for someone else, TryLock is refused with ErrNotObtained and the part the third deployment granted is released again.",
+		check: checkQuorumRefused,
+	},
+	{
+		name:  "Quorum/Lost",
+		rule:  "An auto-refreshed quorum lease survives the loss of one of three deployments (Valid, Lost open) and is lost, by its validity deadline, when a second one goes down.",
+		check: checkQuorumLost,
+	},
+	{
+		name:  "Quorum/Wait",
+		rule:  "Quorum.Lock blocks while another quorum lease holds the name and is granted once it is released; Extend and TTL act on a majority.",
+		check: checkQuorumWait,
+	},
+	{
+		name:  "Quorum/Chaos",
+		rule:  "While 8 workers lock one name through a Quorum over three deployments, one of them is killed (SIGKILL) and restarted empty after the TTL in a loop: the history shows no overlap, and every two grants share a deployment on which the later fence is the larger.",
+		check: checkQuorumChaos,
+	},
+	{
+		name:  "Quorum/BadInput",
+		rule:  "NewQuorum refuses no clients, a nil or repeated Client, too many clients (ErrInvalidOption), a bad name or TTL; nothing is sent.",
+		check: checkQuorumBadInput,
+	},
+}
+
+// quorumSet is the case's own deployment and two standalone servers the
+// case started, with a Client on each.
+type quorumSet struct {
+	e       *env
+	servers [3]*redisserver.Server // [0] is nil: the case's own deployment
+	clients []*locker.Client
+}
+
+// newQuorumSet starts two standalone servers and returns Clients on the
+// case's deployment and on them (opts applies to every Client).
+func newQuorumSet(t *testing.T, e *env, opts *locker.Options) *quorumSet {
+	t.Helper()
+	if os.Getenv(redisserver.EnvRedisAddr) != "" {
+		t.Skipf("the Quorum rules start and kill servers of their own: unset %s to run them", redisserver.EnvRedisAddr)
+	}
+	qs := &quorumSet{e: e, clients: []*locker.Client{e.client(opts)}}
+	for i := 1; i < 3; i++ {
+		srv := redisserver.StartStandalone(t)
+		qs.servers[i] = srv
+		qs.clients = append(qs.clients, e.clientOn(e.d.driver.Standalone(t, srv.Addr), opts))
+	}
+	return qs
+}
+
+// quorum returns a Quorum over the set's Clients.
+func (qs *quorumSet) quorum(name string, ttl time.Duration, opts *locker.QuorumOptions) *locker.Quorum {
+	qs.e.t.Helper()
+	q, err := locker.NewQuorum(qs.clients, name, ttl, opts)
+	require.NoError(qs.e.t, err, "call: NewQuorum(3 clients, %q, %v)", name, ttl)
+	return q
+}
+
+// held reports whether the plain Mutex of name is held on deployment i.
+func (qs *quorumSet) held(i int, name string) bool {
+	qs.e.t.Helper()
+	l, err := qs.e.mutex(qs.clients[i], name, time.Second, nil).TryLock(qs.e.ctx)
+	if errors.Is(err, locker.ErrNotObtained) {
+		return true
+	}
+	require.NoError(qs.e.t, err, "call: plain TryLock of %q on deployment %d", name, i)
+	require.NoError(qs.e.t, l.Unlock(qs.e.ctx), "call: Unlock of the plain lease on deployment %d", i)
+	return false
+}
+
+// kill kills server i (1 or 2) as a crash would.
+func (qs *quorumSet) kill(i int) {
+	qs.e.t.Helper()
+	require.NoError(qs.e.t, qs.servers[i].Kill(), "call: kill deployment %d", i)
+}
+
+// restart starts server i again, empty.
+func (qs *quorumSet) restart(i int) {
+	qs.e.t.Helper()
+	require.NoError(qs.e.t, qs.servers[i].Restart(qs.e.ctx), "call: restart deployment %d", i)
+}
+
+func checkQuorumMajority(t *testing.T, e *env) {
+	qs := newQuorumSet(t, e, nil)
+	q := qs.quorum("q", 10*time.Second, nil)
+	assert.Equal(t, 2, q.Need(), "call: Need() of a Quorum over 3 deployments")
+	l, err := q.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock")
+	assert.Len(t, l.Parts(), 3, "call: Parts() with every deployment up")
+	fs := l.Fences()
+	require.Len(t, fs, 3, "call: Fences()")
+	for i, f := range fs {
+		assert.Positive(t, f, "call: Fences()[%d]", i)
+	}
+	assert.Equal(t, max(fs[0], fs[1], fs[2]), l.Fence(), "call: Fence() is the largest part's")
+	assert.True(t, l.Valid(), "call: Valid() just after the grant")
+	_, err = qs.quorum("q", time.Second, nil).TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: a second Quorum's TryLock while held")
+	for i := range 3 {
+		assert.True(t, qs.held(i, "q"), "call: plain TryLock of the name on deployment %d while the quorum holds it: want refused", i)
+	}
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+	select {
+	case <-l.Context().Done():
+	default:
+		t.Error("call: Context() after Unlock: want cancelled")
+	}
+	for i := range 3 {
+		assert.False(t, qs.held(i, "q"), "call: plain TryLock of the name on deployment %d after Unlock: want granted", i)
+	}
+	assert.Empty(t, e.keysLeft(), "call: keys left on the case's deployment after Unlock")
+	for i := 1; i < 3; i++ {
+		ks, err := qs.servers[i].Keys(e.ctx, e.prefix+"*")
+		require.NoError(t, err)
+		assert.Empty(t, ks, "call: keys left on deployment %d after Unlock", i)
+	}
+}
+
+func checkQuorumMinorityDown(t *testing.T, e *env) {
+	qs := newQuorumSet(t, e, nil)
+	qs.kill(2)
+	l, err := qs.quorum("q", 10*time.Second, nil).TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock with one of three deployments down")
+	assert.Len(t, l.Parts(), 2, "call: Parts() with one deployment down")
+	assert.Zero(t, l.Fences()[2], "call: Fences()[2] of the deployment that is down")
+	_, err = qs.quorum("q", time.Second, nil).TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: a second Quorum's TryLock while held")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock with one deployment down")
+
+	qs.kill(1)
+	_, err = qs.quorum("q", time.Second, nil).TryLock(e.ctx)
+	require.Error(t, err, "call: TryLock with two of three deployments down: want an error")
+	t.Logf("TryLock with two deployments down: %v", err)
+	assert.Eventually(t, func() bool { return !qs.held(0, "q") }, 5*time.Second, 20*time.Millisecond,
+		"call: plain TryLock on the one live deployment: the part it granted must be released again")
+	qs.restart(1)
+	qs.restart(2)
+	l, err = qs.quorum("q", time.Second, nil).TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock after both came back")
+	assert.Len(t, l.Parts(), 3)
+	require.NoError(t, l.Unlock(e.ctx))
+}
+
+func checkQuorumRefused(t *testing.T, e *env) {
+	qs := newQuorumSet(t, e, nil)
+	var others []*locker.Lease
+	for i := 1; i < 3; i++ {
+		o, err := e.mutex(qs.clients[i], "q", 10*time.Second, nil).TryLock(e.ctx)
+		require.NoError(t, err, "call: plain TryLock on deployment %d", i)
+		others = append(others, o)
+	}
+	_, err := qs.quorum("q", 10*time.Second, nil).TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: quorum TryLock with two deployments held by others")
+	assert.Eventually(t, func() bool { return !qs.held(0, "q") }, 5*time.Second, 20*time.Millisecond,
+		"call: plain TryLock on deployment 0: the part of the refused attempt must be released again")
+	for _, o := range others {
+		require.NoError(t, o.Unlock(e.ctx))
+	}
+}
+
+func checkQuorumLost(t *testing.T, e *env) {
+	qs := newQuorumSet(t, e, nil)
+	const ttl = time.Second
+	l, err := qs.quorum("q", ttl, &locker.QuorumOptions{AutoRefresh: true}).TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock (AutoRefresh)")
+	lost := l.Lost()
+	qs.kill(2)
+	time.Sleep(2 * ttl)
+	select {
+	case <-lost:
+		t.Fatalf("call: Lost() with one of three deployments down: closed (%v), want open", l.Err())
+	default:
+	}
+	assert.True(t, l.Valid(), "call: Valid() two TTLs after one deployment went down")
+	assert.NoError(t, l.Err(), "call: Err() with one deployment down")
+	vu := l.ValidUntil()
+	assert.True(t, vu.After(time.Now()), "call: ValidUntil() %v with a majority renewed", vu)
+	qs.kill(1)
+	killed := time.Now()
+	select {
+	case <-lost:
+	case <-time.After(5 * time.Second):
+		t.Fatal("call: Lost() with two of three deployments down: not closed within 5s")
+	}
+	assert.Less(t, time.Since(killed), ttl+200*time.Millisecond, "call: Lost() after the second deployment went down: want by the validity deadline")
+	require.ErrorIs(t, l.Err(), locker.ErrExpired, "call: Err() of the lost quorum lease")
+	assert.ErrorIs(t, context.Cause(l.Context()), locker.ErrExpired, "call: Context()'s cause")
+	assert.False(t, l.Valid(), "call: Valid() once lost")
+	_ = l.Unlock(e.ctx)
+}
+
+func checkQuorumWait(t *testing.T, e *env) {
+	qs := newQuorumSet(t, e, nil)
+	q := qs.quorum("q", 10*time.Second, nil)
+	l, err := q.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock")
+	require.NoError(t, l.Extend(e.ctx, 20*time.Second), "call: Extend(20s)")
+	ttl, err := l.TTL(e.ctx)
+	require.NoError(t, err, "call: TTL")
+	assert.InDelta(t, 20*time.Second, ttl, float64(time.Second), "call: TTL after Extend(20s)")
+	got := make(chan error, 1)
+	var w *locker.QuorumLease
+	go func() {
+		var err error
+		w, err = qs.quorum("q", 10*time.Second, nil).Lock(e.ctx)
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("call: Lock while held: returned %v, want it to block", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+	require.NoError(t, <-got, "call: the waiting Lock after Unlock")
+	assert.True(t, quorumOrdered(l.Fences(), w.Fences()), "call: the waiter's Fences() %v after the first's %v", w.Fences(), l.Fences())
+	require.NoError(t, w.Unlock(e.ctx))
+}
+
+func checkQuorumChaos(t *testing.T, e *env) {
+	qs := newQuorumSet(t, e, nil)
+	const ttl = 500 * time.Millisecond
+	var (
+		h        history
+		ok, fail int64
+		mu       sync.Mutex
+		sample   []error
+		restarts int
+	)
+	ctx, cancel := context.WithTimeout(e.ctx, 3*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 8 {
+		q := qs.quorum("chaos", ttl, nil)
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				lctx, lcancel := context.WithTimeout(ctx, 2*ttl)
+				l, err := q.Lock(lctx)
+				lcancel()
+				if err != nil {
+					if ctx.Err() == nil && !errors.Is(err, locker.ErrNotObtained) {
+						mu.Lock()
+						fail++
+						if len(sample) < 3 {
+							sample = append(sample, err)
+						}
+						mu.Unlock()
+					}
+					continue
+				}
+				g := h.addQuorum(l, "chaos", 0)
+				time.Sleep(time.Millisecond)
+				_ = h.unlock(e.ctx, g)
+				mu.Lock()
+				ok++
+				mu.Unlock()
+			}
+		})
+	}
+	// Kill one of the two started servers, keep it down for longer than
+	// the TTL (a delayed restart), start it again empty; the other next.
+	for i := 1; ctx.Err() == nil; i = 3 - i {
+		qs.kill(i)
+		select {
+		case <-ctx.Done():
+		case <-time.After(ttl + 100*time.Millisecond):
+		}
+		qs.restart(i)
+		restarts++
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	wg.Wait()
+	t.Logf("quorum chaos: %d restarts, %d lock+unlock cycles, %d failed (sample: %v)", restarts, ok, fail, sample)
+	require.Positive(t, ok, "call: no quorum grant in the whole run")
+	require.Positive(t, restarts, "call: no restart in the whole run")
+	h.check(t)
+}
+
+func checkQuorumBadInput(t *testing.T, e *env) {
+	c := e.client(nil)
+	other := e.client(nil)
+	for _, tc := range []struct {
+		what    string
+		clients []*locker.Client
+		name    string
+		ttl     time.Duration
+		want    error
+	}{
+		{"no clients", nil, "q", time.Second, locker.ErrInvalidOption},
+		{"a nil client", []*locker.Client{c, nil}, "q", time.Second, locker.ErrInvalidOption},
+		{"a repeated client", []*locker.Client{c, other, c}, "q", time.Second, locker.ErrInvalidOption},
+		{"16 clients", make([]*locker.Client, 16), "q", time.Second, locker.ErrInvalidOption},
+		{"an empty name", []*locker.Client{c, other}, "", time.Second, locker.ErrInvalidName},
+		{"a zero TTL", []*locker.Client{c, other}, "q", 0, locker.ErrInvalidTTL},
+	} {
+		q, err := locker.NewQuorum(tc.clients, tc.name, tc.ttl, nil)
+		assert.ErrorIs(t, err, tc.want, "call: NewQuorum with %s", tc.what)
+		assert.Nil(t, q, "call: NewQuorum with %s", tc.what)
+	}
+	assert.Empty(t, e.keysLeft(), "call: keys after refused NewQuorum calls")
+}

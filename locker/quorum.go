@@ -1,0 +1,225 @@
+package locker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// MaxQuorumClients bounds the deployments of one Quorum.
+const MaxQuorumClients = 15
+
+// QuorumOptions configures one Quorum. A nil *QuorumOptions, and every zero
+// field, means the default written at the end of the field's doc.
+type QuorumOptions struct {
+	// AutoRefresh keeps every part of each lease alive until Unlock, as
+	// MutexOptions.AutoRefresh does, each by its own Client's renewer; the
+	// lease is lost when fewer than a majority of parts are left. Default
+	// false.
+	AutoRefresh bool
+}
+
+// Quorum is one lock name across N independent deployments (the Redlock
+// scheme): each Client talks to its own deployment (a single server or a
+// Cluster), and a grant is a plain Mutex grant on at least a majority of
+// them (N/2 + 1), obtained within the lease's validity. A failover, a
+// restart or a partition of a minority of deployments cannot give the lock
+// to two holders at once, provided a deployment that restarts either
+// keeps its data (appendonly with appendfsync always) or stays down for at
+// least the TTL before it serves again (a "delayed restart"): a deployment
+// that comes back empty at once may hand the lock to a second majority.
+//
+// Each part is exactly a Mutex grant, so Inspect, ForceRelease and the CLI
+// see it on its deployment, and a plain Mutex of the same name on one
+// deployment sees it held. Two Clients on one deployment are counted as two
+// deployments: give each deployment one Client.
+type Quorum struct {
+	parts   []*Mutex // one per deployment, AutoRefresh off until a grant
+	name    string
+	ttlMS   int64
+	need    int
+	refresh bool
+}
+
+// NewQuorum returns the quorum lock called name over the deployments of
+// clients, whose leases last ttl unless extended. It does not contact
+// Redis. It fails with ErrInvalidOption (no client, more than
+// MaxQuorumClients, a nil or repeated Client), ErrClosed, ErrInvalidName or
+// ErrInvalidTTL. One or two clients are allowed but tolerate no failure; use
+// an odd number, three or five.
+func NewQuorum(clients []*Client, name string, ttl time.Duration, opts *QuorumOptions) (*Quorum, error) {
+	var o QuorumOptions
+	if opts != nil {
+		o = *opts
+	}
+	if len(clients) == 0 || len(clients) > MaxQuorumClients {
+		return nil, fmt.Errorf("%w: %d clients, want 1 to %d", ErrInvalidOption, len(clients), MaxQuorumClients)
+	}
+	q := &Quorum{name: name, need: len(clients)/2 + 1, refresh: o.AutoRefresh}
+	for i, c := range clients {
+		if c == nil || slices.Index(clients, c) != i {
+			return nil, fmt.Errorf("%w: client %d is nil or repeated", ErrInvalidOption, i)
+		}
+		m, err := c.NewMutex(name, ttl, nil)
+		if err != nil {
+			return nil, err
+		}
+		q.parts, q.ttlMS = append(q.parts, m), m.ttlMS
+	}
+	return q, nil
+}
+
+// Name returns the lock's name.
+func (q *Quorum) Name() string { return q.name }
+
+// Need returns how many deployments must grant the lock: a majority.
+func (q *Quorum) Need() int { return q.need }
+
+// TryLock makes one attempt on every deployment at once and does not wait.
+// It blocks for one round trip (the slowest deployment's, bounded by ctx),
+// plus one in the background to release the parts of an attempt that did
+// not reach a majority. It returns the lease, or ErrNotObtained when too
+// few deployments granted it (joined with the deployments' errors, if
+// any), or ErrClosed, ErrNilContext, or the deployments' errors joined when
+// none refused it as held; on any error nothing is held.
+func (q *Quorum) TryLock(ctx context.Context) (*QuorumLease, error) {
+	if err := q.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer q.end()
+	if err := ctx.Err(); err != nil {
+		return nil, notObtained(q.name, err)
+	}
+	start := time.Now()
+	l, _, err := q.try(ctx, false)
+	q.acquired(ctx, start, 1, l, err)
+	return l, err
+}
+
+// Lock acquires the lock on a majority, waiting while it is held. It blocks
+// until granted or ctx is done, retrying when the first deployment
+// publishes a release and otherwise after a jittered pause never longer
+// than the holders' remaining TTL (as Mutex.Lock polls); deployments that
+// fail (down, unreachable) count as refusing. When ctx ends first it
+// returns ErrNotObtained joined with ctx.Err(); an error that no retry can
+// cure (NOPERM, ...) on every deployment is returned at once. On any error
+// nothing is held.
+func (q *Quorum) Lock(ctx context.Context) (*QuorumLease, error) {
+	if err := q.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer q.end()
+	var (
+		out   *QuorumLease
+		tries int
+		start = time.Now()
+	)
+	c := q.parts[0].c
+	_, err := c.wait(ctx, q.name, false, nil, func(ctx context.Context) (*Lease, time.Duration, error) {
+		tries++
+		l, pttl, err := q.try(ctx, tries > 1)
+		if err != nil {
+			return nil, pttl, err
+		}
+		out = l
+		return l.parts[0], 0, nil
+	})
+	if err != nil {
+		out = nil
+	}
+	q.acquired(ctx, start, tries, out, err)
+	return out, err
+}
+
+// begin starts an operation on every Client (see Client.begin).
+func (q *Quorum) begin(ctx context.Context) error {
+	for i, m := range q.parts {
+		if err := m.c.begin(ctx); err != nil {
+			for _, p := range q.parts[:i] {
+				p.c.end()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// end ends an operation started by begin.
+func (q *Quorum) end() {
+	for _, m := range q.parts {
+		m.c.end()
+	}
+}
+
+// acquired reports an acquisition to the first Client's Observer (mode
+// "quorum", the first part's fence).
+func (q *Quorum) acquired(ctx context.Context, start time.Time, tries int, l *QuorumLease, err error) {
+	var first *Lease
+	if l != nil {
+		first = l.parts[0]
+	}
+	q.parts[0].c.acquired(ctx, q.name, "quorum", start, tries, first, err)
+}
+
+// try runs one attempt on every deployment at once. With a majority
+// granted and validity left, it returns the lease; otherwise it releases
+// the parts granted (in the background) and returns ErrNotObtained with
+// the longest remaining time of the refusing holders, or the deployments'
+// errors when none refused it as held. A deployment whose outcome is
+// unknown is cleaned up by Mutex's own attempt.
+func (q *Quorum) try(ctx context.Context, waited bool) (*QuorumLease, time.Duration, error) {
+	type result struct {
+		l    *Lease
+		pttl time.Duration
+		err  error
+	}
+	res := make([]result, len(q.parts))
+	var wg sync.WaitGroup
+	for i, m := range q.parts {
+		wg.Go(func() {
+			l, pttl, err := m.attempt(ctx, "", 0, waited)
+			res[i] = result{l, pttl, err}
+		})
+	}
+	wg.Wait()
+	var (
+		parts   []*Lease
+		fences  = make([]int64, len(q.parts))
+		errs    []error
+		pttl    time.Duration
+		refused bool
+	)
+	for i, r := range res {
+		switch {
+		case r.err == nil:
+			parts = append(parts, r.l)
+			fences[i] = r.l.Fence()
+		case errors.Is(r.err, ErrNotObtained):
+			refused = true
+			pttl = max(pttl, r.pttl)
+		default:
+			errs = append(errs, fmt.Errorf("deployment %d: %w", i, r.err))
+		}
+	}
+	if len(parts) >= q.need {
+		l := &QuorumLease{parts: parts, fences: fences, need: q.need}
+		if l.Valid() {
+			return l, 0, q.parts[0].c.startQuorum(l, q.refresh)
+		}
+		errs = append(errs, fmt.Errorf("%w: the grants took longer than their validity", ErrExpired))
+	}
+	for _, l := range parts {
+		l.c.later(l.keys[0], time.Time{}, func(ctx context.Context) error {
+			_, err := l.c.run(ctx, l.ops.release, l.keys, l.releaseArgs())
+			return err
+		})
+	}
+	if refused || len(errs) == 0 {
+		err := fmt.Errorf("%w: %q: %d of %d deployments granted it, %d needed", ErrNotObtained, q.name, len(parts), len(q.parts), q.need)
+		return nil, pttl, errors.Join(append([]error{err}, errs...)...)
+	}
+	return nil, 0, errors.Join(errs...)
+}
