@@ -209,7 +209,8 @@ func (q *Quorum) try(ctx context.Context, waited bool) (*QuorumLease, time.Durat
 		if l.Valid() {
 			return l, 0, q.parts[0].c.startQuorum(l, q.refresh)
 		}
-		errs = append(errs, fmt.Errorf("%w: the grants took longer than their validity", ErrExpired))
+		refused = true // too slow this time: a later try may be quicker
+		errs = append(errs, fmt.Errorf("the grants took longer than their validity (%v)", time.Since(l.parts[0].start).Round(time.Millisecond)))
 	}
 	for _, l := range parts {
 		l.c.later(l.keys[0], time.Time{}, func(ctx context.Context) error {

@@ -140,6 +140,8 @@ func (q *QuorumLease) Unlock(ctx context.Context) error {
 		}
 		return nil
 	})
+	q.arm()
+	q.cancel(context.Canceled)
 	return errors.Join(errs...)
 }
 
