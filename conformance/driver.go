@@ -143,6 +143,7 @@ func allCases() []testCase {
 	cs = append(cs, semaphoreCases...)
 	cs = append(cs, multiCases...)
 	cs = append(cs, quorumCases...)
+	cs = append(cs, failoverCases...)
 	return cs
 }
 

@@ -31,6 +31,21 @@ const failoverRetry = 6 * time.Second
 // failure Nodes and Replicas are left as they were unless the replica did
 // take over.
 func (c *Cluster) Failover(ctx context.Context, master *Server) (newMaster *Server, err error) {
+	return c.failover(ctx, master, "FAILOVER")
+}
+
+// Takeover is Failover with CLUSTER FAILOVER TAKEOVER: the replica takes
+// the slots at once, without waiting to catch up with its master and
+// without the other masters' votes, so writes its master acknowledged but
+// had not yet sent it are lost (the old master turns into its replica and
+// resynchronises). It blocks and fails as Failover does.
+func (c *Cluster) Takeover(ctx context.Context, master *Server) (newMaster *Server, err error) {
+	return c.failover(ctx, master, "FAILOVER", "TAKEOVER")
+}
+
+// failover sends CLUSTER <args...> to master's replica and waits for the
+// switch, as Failover describes.
+func (c *Cluster) failover(ctx context.Context, master *Server, args ...string) (newMaster *Server, err error) {
 	replica, err := c.ReplicaOf(master)
 	if err != nil {
 		return nil, err
@@ -42,19 +57,19 @@ func (c *Cluster) Failover(ctx context.Context, master *Server) (newMaster *Serv
 	err = poll(ctx, func() error {
 		promoted, err := failedOver(ctx, master, replica)
 		if err != nil && !promoted && time.Since(sent) >= failoverRetry {
-			if _, ferr := replica.Do(ctx, "CLUSTER", "FAILOVER"); ferr != nil {
+			if _, ferr := replica.Do(ctx, append([]string{"CLUSTER"}, args...)...); ferr != nil {
 				if _, ok := ferr.(*RedisError); ok {
 					refused = ferr
 					return nil
 				}
-				return fmt.Errorf("%s: CLUSTER FAILOVER: %w", replica.Addr, ferr)
+				return fmt.Errorf("%s: CLUSTER %v: %w", replica.Addr, args, ferr)
 			}
 			sent = time.Now()
 		}
 		return err
 	})
 	if refused != nil {
-		return nil, fmt.Errorf("redisserver: Failover %s: CLUSTER FAILOVER on %s: %w", master.Addr, replica.Addr, refused)
+		return nil, fmt.Errorf("redisserver: Failover %s: CLUSTER %v on %s: %w", master.Addr, args, replica.Addr, refused)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: Failover %s to %s: %w%s", master.Addr, replica.Addr, err, c.logTails())
