@@ -33,21 +33,43 @@ var failoverCases = []testCase{
 	},
 }
 
-// failoverRound cuts the replication link of name's master, grants name
-// to c, and has the master's replica take over at once. It returns the
-// lease, whether the grant survived (a fresh client is refused the name)
-// and, when it did not, the fresh client's lease.
+// failoverRound grants name to c while the replica of name's master is
+// cut off, and has that replica take over right after the grant. The
+// replica is stalled (DEBUG SLEEP 0.5) and its replication link closed
+// (CLIENT KILL TYPE replica on the master) before the grant; then CLUSTER
+// FAILOVER TAKEOVER is sent to it. Without acknowledgement the takeover is
+// queued behind the stall and runs before the replica can reconnect (Redis
+// 7 reconnects at once): it has not seen the grant. With acknowledgement
+// the grant waits for the replica to wake, reconnect and acknowledge it,
+// and the takeover is sent after. It returns the lease, whether the grant
+// survived (a fresh client is refused the name) and, when it did not, the
+// fresh client's lease.
 func failoverRound(t *testing.T, e *env, c *locker.Client, name string) (l, second *locker.Lease, survived bool) {
 	t.Helper()
 	cl := e.d.admin.cluster()
 	master, err := cl.NodeFor(e.ctx, c.Key(name))
 	require.NoError(t, err, "call: NodeFor(%q)", name)
+	replica, err := cl.ReplicaOf(master)
+	require.NoError(t, err, "call: ReplicaOf(%s)", master.Addr)
+	asleep := make(chan error, 1)
+	go func() {
+		_, err := replica.Do(e.ctx, "DEBUG", "SLEEP", "0.5")
+		asleep <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the stall has begun
 	_, err = master.Do(e.ctx, "CLIENT", "KILL", "TYPE", "replica")
 	require.NoError(t, err, "call: CLIENT KILL TYPE replica on %s (cut the replication link)", master.Addr)
 	l, err = e.mutex(c, name, 30*time.Second, nil).TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock %q just after the link was cut", name)
-	_, err = cl.Takeover(e.ctx, master)
-	require.NoError(t, err, "call: CLUSTER FAILOVER TAKEOVER on the replica of %s", master.Addr)
+	took := make(chan error, 1)
+	go func() {
+		_, err := replica.Do(e.ctx, "CLUSTER", "FAILOVER", "TAKEOVER")
+		took <- err
+	}()
+	require.NoError(t, <-asleep, "call: DEBUG SLEEP 0.5 on the replica %s", replica.Addr)
+	require.NoError(t, <-took, "call: CLUSTER FAILOVER TAKEOVER on the replica %s", replica.Addr)
+	_, err = cl.Takeover(e.ctx, master) // waits for the switch the replica made
+	require.NoError(t, err, "call: wait for the replica of %s to have taken over", master.Addr)
 	other := e.client(nil)
 	m := e.mutex(other, name, 30*time.Second, nil)
 	// The fresh client may meet MOVED or a reloading node first.
