@@ -71,6 +71,16 @@
 // An answered error (NOPERM, WRONGTYPE, ...) changes nothing: the lease is
 // as before. Client.Close waits for clean-ups in flight, briefly.
 //
+// # Failover
+//
+// Redis replicates asynchronously: a replica that takes over before it
+// received a grant forgets it. Options.Ack makes every call that writes
+// wait, on its own connection, until replicas have the write (WAIT) or it
+// is fsynced (WAITAOF) before it succeeds; it needs a Scripter that
+// implements Acknowledger. A Quorum instead takes a lock on a majority of
+// independent deployments, each its own Client. Both are checked by the
+// conformance rules Failover/* and Quorum/*.
+//
 // # Errors
 //
 // Errors wrap the sentinel errors declared in this package, so test them
