@@ -37,7 +37,7 @@ type grant struct {
 	owner  string
 	fence  int64
 	fences []int64 // a quorum grant's fence per deployment
-	epoch  int // fences are compared within one epoch
+	epoch  int     // fences are compared within one epoch
 	start  time.Time
 	end    time.Time // set by release
 	closed bool
