@@ -31,11 +31,50 @@ func BenchmarkLockRTT(b *testing.B) {
 // the masters. The server's cost is summed over the masters.
 func BenchmarkLockCluster(b *testing.B) {
 	cl := redisserver.StartCluster(b)
+	bench.BenchmarkCluster(b, cl.Addrs, masterAddrs(cl), bench.ClusterTargets(cl.Addrs))
+}
+
+// BenchmarkLockAck runs scriptlock's uncontended rows on each driver with
+// and without Options.Ack (bench.AckTargets: WAIT for one replica after
+// every writing script call) against a 3-master Redis Cluster with a
+// replica per master that it starts (or the one named by
+// SCRIPTLOCK_CLUSTER_ADDRS, which needs a replica per master). The
+// server's cost, WAIT included, is summed over the masters.
+func BenchmarkLockAck(b *testing.B) {
+	cl := redisserver.StartClusterWithReplicas(b)
+	bench.BenchmarkAck(b, cl.Addrs, masterAddrs(cl), bench.AckTargets(cl.Addrs))
+}
+
+// BenchmarkLockQuorum runs scriptlock's uncontended rows on each driver as
+// a Quorum over three standalone servers and, beside them, as a plain
+// Mutex on the first (bench.QuorumTargets). It always starts its three
+// servers, whatever SCRIPTLOCK_REDIS_ADDR names: a quorum needs
+// independent deployments, and three Clients on one server would count
+// as three. The server's cost is summed over the three.
+func BenchmarkLockQuorum(b *testing.B) {
+	addrs := startQuorumServers(b)
+	bench.BenchmarkQuorum(b, addrs, bench.QuorumTargets(addrs))
+}
+
+// masterAddrs returns the addresses of cl's masters.
+func masterAddrs(cl *redisserver.Cluster) []string {
 	var masters []string
 	for _, m := range cl.Masters() {
 		masters = append(masters, m.Addr)
 	}
-	bench.BenchmarkCluster(b, cl.Addrs, masters, bench.ClusterTargets(cl.Addrs))
+	return masters
+}
+
+// startQuorumServers starts bench.QuorumDeployments standalone servers of
+// its own, even when SCRIPTLOCK_REDIS_ADDR names one (it is cleared for
+// tb's duration), and returns their addresses.
+func startQuorumServers(tb testing.TB) []string {
+	tb.Setenv(redisserver.EnvRedisAddr, "")
+	addrs := make([]string, bench.QuorumDeployments)
+	for i := range addrs {
+		addrs[i] = redisserver.StartStandalone(tb).Addr
+	}
+	return addrs
 }
 
 // BenchmarkLockHold runs the long auto-refresh row (bench.HoldTargets):
@@ -81,4 +120,16 @@ func TestNetworkSmoke(t *testing.T) {
 func TestClusterSmoke(t *testing.T) {
 	cl := redisserver.StartCluster(t)
 	bench.Smoke(t, cl.Addrs[0], bench.ClusterTargets(cl.Addrs))
+}
+
+// TestAckSmoke runs the rows of BenchmarkLockAck once.
+func TestAckSmoke(t *testing.T) {
+	cl := redisserver.StartClusterWithReplicas(t)
+	bench.Smoke(t, cl.Addrs[0], bench.AckTargets(cl.Addrs))
+}
+
+// TestQuorumSmoke runs the rows of BenchmarkLockQuorum once.
+func TestQuorumSmoke(t *testing.T) {
+	addrs := startQuorumServers(t)
+	bench.Smoke(t, addrs[0], bench.QuorumTargets(addrs))
 }

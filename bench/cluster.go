@@ -24,12 +24,7 @@ func ClusterTargets(addrs []string) []Target {
 	var ts []Target
 	for _, d := range Drivers {
 		one := func(tb testing.TB) Locker {
-			c, err := locker.New(clusterScripter(tb, d, addrs), nil)
-			if err != nil {
-				tb.Fatalf("locker.New: %v", err)
-			}
-			tb.Cleanup(func() { _ = c.Close() })
-			return Scriptlock(c)
+			return Scriptlock(newClient(tb, clusterScripter(tb, d, addrs), nil))
 		}
 		ts = append(ts, Target{Lib: "scriptlock", Driver: d, Scenarios: Uncontended(),
 			New: func(tb testing.TB, _ string) (Locker, Locker) { return one(tb), one(tb) }})
@@ -79,5 +74,5 @@ func clusterScripter(tb testing.TB, d string, addrs []string) locker.Scripter {
 // whose seed addresses are addrs; the server's cost is summed over masters
 // (the nodes that serve the locks).
 func BenchmarkCluster(b *testing.B, addrs, masters []string, targets []Target) {
-	benchmark(b, addrs[0], masters, targets, nil)
+	benchmark(b, addrs[0], newServerStats(b, masters), targets, nil)
 }

@@ -78,6 +78,26 @@
 // 64-client row's lock names spread over the masters, and the server's
 // cost is summed over them.
 //
+// Two safety modes run beside their baseline in the same benchmark, told
+// apart by a level after the driver ([Target].Mode), so that benchstat
+// gives their ratio from one run:
+//
+//	BenchmarkLockAck/lib=scriptlock/driver=goredis/ack=1/op=lock-unlock/clients=64
+//	BenchmarkLockQuorum/lib=scriptlock/driver=rueidis/lock=quorum/op=lock-unlock/clients=1
+//
+// The two, each lock-unlock with 1 and with 64 clients per driver:
+//
+//   - [BenchmarkAck] ([AckTargets]) on a Cluster with a replica per
+//     master: ack=0 (default Options) and ack=1 (Options.Ack with
+//     [AckReplicas] replica: WAIT after every writing script call, on its
+//     connection). Its leaves also report waits/op and wait-us/op (WAIT
+//     and WAITAOF calls and the masters' time in them, INFO commandstats;
+//     a waiting WAIT is blocked, not running, so the time is small).
+//   - [BenchmarkQuorum] ([QuorumTargets]) over [QuorumDeployments]
+//     standalone servers: lock=mutex (a plain Mutex on the first) and
+//     lock=quorum (a *locker.Quorum, one Client per server, through
+//     [ScriptlockQuorum]); the server's cost is summed over all of them.
+//
 // Every leaf calls b.ReportAllocs. All locks use the same lease [TTL]
 // (op=refresh excepted). Scenarios check exclusion as they go (two holders
 // of one key at once, or a reader beside a writer, fail the run); timings

@@ -49,10 +49,12 @@ func TestParseInfo(t *testing.T) {
 		"cmdstat_evalsha:calls=10,usec=150,usec_per_call=15.00,rejected_calls=0,failed_calls=0\r\n" +
 		"cmdstat_hset:calls=10,usec=12,usec_per_call=1.20,rejected_calls=0,failed_calls=0\r\n" +
 		"cmdstat_info:calls=3,usec=300,usec_per_call=100.00,rejected_calls=0,failed_calls=0\r\n" +
-		"cmdstat_eval:calls=2,usec=30,usec_per_call=15.00,rejected_calls=0,failed_calls=0\r\n"
+		"cmdstat_eval:calls=2,usec=30,usec_per_call=15.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_wait:calls=4,usec=8,usec_per_call=2.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_waitaof:calls=1,usec=3,usec_per_call=3.00,rejected_calls=0,failed_calls=0\r\n"
 	got := parseInfo(txt)
-	want := cost{cpuUsec: 1.75e6, scriptUsec: 180, scripts: 12}
+	want := cost{cpuUsec: 1.75e6, scriptUsec: 180, scripts: 12, waitUsec: 11, waits: 5}
 	if got != want {
-		t.Errorf("parseInfo = %+v, want %+v (children's CPU and non-script commands left out)", got, want)
+		t.Errorf("parseInfo = %+v, want %+v (children's CPU and other commands left out, waits apart)", got, want)
 	}
 }

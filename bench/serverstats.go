@@ -17,8 +17,13 @@ import (
 // spent in them (a script counts with the commands it calls; those are
 // counted again under their own names, so commandstats cannot be summed
 // over all commands).
+//
+// With waits set it also reports the WAIT and WAITAOF calls (the
+// acknowledgements of Options.Ack, which the driver sends after a script
+// on its connection) and the time in them; they are read either way.
 type serverStats struct {
-	cs []*goredis.Client // one per server whose cost is summed
+	cs    []*goredis.Client // one per server whose cost is summed
+	waits bool              // report waits/op and wait-us/op
 }
 
 // newServerStats opens a client per server for the reads, closed by
@@ -39,6 +44,8 @@ type cost struct {
 	cpuUsec    float64 // server process CPU time
 	scriptUsec float64 // time in script calls
 	scripts    float64 // script calls
+	waitUsec   float64 // time in WAIT and WAITAOF
+	waits      float64 // WAIT and WAITAOF calls
 }
 
 // read returns the current reading, summed over the servers; ok is false
@@ -56,13 +63,16 @@ func (s *serverStats) read() (cost, bool) {
 		sum.cpuUsec += v.cpuUsec
 		sum.scriptUsec += v.scriptUsec
 		sum.scripts += v.scripts
+		sum.waitUsec += v.waitUsec
+		sum.waits += v.waits
 	}
 	return sum, true
 }
 
 // parseInfo reads INFO cpu ("used_cpu_sys:1.234567") and sums INFO
 // commandstats lines of script commands, such as
-// "cmdstat_evalsha:calls=10,usec=153,usec_per_call=15.30,...".
+// "cmdstat_evalsha:calls=10,usec=153,usec_per_call=15.30,...", and
+// apart from them those of WAIT and WAITAOF.
 func parseInfo(txt string) cost {
 	var c cost
 	for _, line := range strings.Split(txt, "\n") {
@@ -77,24 +87,33 @@ func parseInfo(txt string) cost {
 		}
 		switch cmd, _ := strings.CutPrefix(name, "cmdstat_"); cmd {
 		case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
-			for _, kv := range strings.Split(rest, ",") {
-				k, v, _ := strings.Cut(kv, "=")
-				f, _ := strconv.ParseFloat(v, 64)
-				switch k {
-				case "calls":
-					c.scripts += f
-				case "usec":
-					c.scriptUsec += f
-				}
-			}
+			addCalls(rest, &c.scripts, &c.scriptUsec)
+		case "wait", "waitaof":
+			addCalls(rest, &c.waits, &c.waitUsec)
 		}
 	}
 	return c
 }
 
-// reportServerCost reports the server's cost per operation between two
-// readings: server-cpu-us/op, script-us/op and scripts/op.
-func reportServerCost(b *testing.B, before, after cost) {
+// addCalls adds the calls and usec of a commandstats line's figures
+// ("calls=10,usec=153,...") to calls and usec.
+func addCalls(figures string, calls, usec *float64) {
+	for _, kv := range strings.Split(figures, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		f, _ := strconv.ParseFloat(v, 64)
+		switch k {
+		case "calls":
+			*calls += f
+		case "usec":
+			*usec += f
+		}
+	}
+}
+
+// report reports the server's cost per operation between two readings:
+// server-cpu-us/op, script-us/op and scripts/op, and with s.waits also
+// waits/op and wait-us/op.
+func (s *serverStats) report(b *testing.B, before, after cost) {
 	if b.N == 0 {
 		return
 	}
@@ -102,4 +121,8 @@ func reportServerCost(b *testing.B, before, after cost) {
 	b.ReportMetric((after.cpuUsec-before.cpuUsec)/n, "server-cpu-us/op")
 	b.ReportMetric((after.scriptUsec-before.scriptUsec)/n, "script-us/op")
 	b.ReportMetric((after.scripts-before.scripts)/n, "scripts/op")
+	if s.waits {
+		b.ReportMetric((after.waitUsec-before.waitUsec)/n, "wait-us/op")
+		b.ReportMetric((after.waits-before.waits)/n, "waits/op")
+	}
 }

@@ -18,6 +18,12 @@ type Target struct {
 	// leaves the level out (an in-process reference has no driver).
 	Driver string
 
+	// Mode, when set, is one more level after the driver, key=value, that
+	// tells apart rows of one library and driver built differently in the
+	// same benchmark, such as "ack=1" (Options.Ack) or "lock=quorum"; empty
+	// leaves the level out.
+	Mode string
+
 	// Scenarios lists what the target runs, in order.
 	Scenarios []Scenario
 
@@ -30,12 +36,17 @@ type Target struct {
 }
 
 // Name returns the target's part of a benchmark name:
-// "lib=<Lib>/driver=<Driver>", or "lib=<Lib>" without a driver.
+// "lib=<Lib>/driver=<Driver>", or "lib=<Lib>" without a driver, followed
+// by "/<Mode>" when Mode is set.
 func (t Target) Name() string {
-	if t.Driver == "" {
-		return "lib=" + t.Lib
+	n := "lib=" + t.Lib
+	if t.Driver != "" {
+		n += "/driver=" + t.Driver
 	}
-	return "lib=" + t.Lib + "/driver=" + t.Driver
+	if t.Mode != "" {
+		n += "/" + t.Mode
+	}
+	return n
 }
 
 // Benchmark runs every scenario of every target against the Redis at addr,
@@ -50,7 +61,7 @@ func (t Target) Name() string {
 // (script calls). Work a library does in the background (a clean-up, a
 // renewal) counts in the leaf it happens in.
 func Benchmark(b *testing.B, addr string, targets []Target) {
-	benchmark(b, addr, []string{addr}, targets, nil)
+	benchmark(b, addr, newServerStats(b, []string{addr}), targets, nil)
 }
 
 // BenchmarkOverNetwork runs targets as Benchmark does, with their clients
@@ -59,7 +70,7 @@ func Benchmark(b *testing.B, addr string, targets []Target) {
 // of 50 PINGs through the proxy measured before it.
 func BenchmarkOverNetwork(b *testing.B, addr string, oneWay time.Duration, targets []Target) {
 	p := StartDelayProxy(b, addr, oneWay)
-	benchmark(b, p.Addr(), []string{addr}, targets, func(b *testing.B) func() {
+	benchmark(b, p.Addr(), newServerStats(b, []string{addr}), targets, func(b *testing.B) func() {
 		rtt, err := p.MeasureRTT(context.Background(), 50)
 		if err != nil {
 			b.Fatalf("round trip through the delay proxy: %v", err)
@@ -69,10 +80,9 @@ func BenchmarkOverNetwork(b *testing.B, addr string, oneWay time.Duration, targe
 }
 
 // benchmark runs the leaves with clients on addr and reads the server's
-// cost, summed, at statsAddrs, over each scenario's timed part; before, if set, runs before each leaf, and
-// what it returns after it.
-func benchmark(b *testing.B, addr string, statsAddrs []string, targets []Target, before func(*testing.B) func()) {
-	stats := newServerStats(b, statsAddrs)
+// cost with stats over each scenario's timed part; before, if set, runs
+// before each leaf, and what it returns after it.
+func benchmark(b *testing.B, addr string, stats *serverStats, targets []Target, before func(*testing.B) func()) {
 	for _, t := range targets {
 		b.Run(t.Name(), func(b *testing.B) {
 			l, other := t.New(b, addr)
@@ -88,7 +98,7 @@ func benchmark(b *testing.B, addr string, statsAddrs []string, targets []Target,
 						b.Fatalf("%s/%s: %v", t.Name(), s.Name, err)
 					}
 					if r.costOK[0] && r.costOK[1] {
-						reportServerCost(b, r.cost[0], r.cost[1])
+						stats.report(b, r.cost[0], r.cost[1])
 					}
 				})
 			}
@@ -131,6 +141,9 @@ func Smoke(t *testing.T, addr string, targets []Target) {
 // runs never meet each other's keys (nor leftovers of a crashed run) and
 // one process writes a bounded set of keys.
 func keyPrefix(t Target) string {
+	if t.Mode != "" {
+		return fmt.Sprintf("bench:%s:%s:%s:%s:", runID, t.Lib, t.Driver, t.Mode)
+	}
 	return fmt.Sprintf("bench:%s:%s:%s:", runID, t.Lib, t.Driver)
 }
 

@@ -120,27 +120,37 @@ func scriptlockNew(d string) func(tb testing.TB, addr string) (Locker, Locker) {
 // scriptlockNewWith builds scriptlock on driver d, wrapped by wrap.
 func scriptlockNewWith(d string, wrap func(*locker.Client) Locker) func(tb testing.TB, addr string) (Locker, Locker) {
 	one := func(tb testing.TB, addr string) Locker {
-		var s locker.Scripter
-		switch d {
-		case "goredis":
-			s = goredisdriver.New(NewGoRedis(tb, addr))
-		case "redigo":
-			s = redigodriver.New(NewRedigoPool(tb, addr))
-		case "rueidis":
-			s = rueidisdriver.New(NewRueidis(tb, addr))
-		default:
-			tb.Fatalf("bench: unknown driver %q", d)
-		}
-		c, err := locker.New(s, nil)
-		if err != nil {
-			tb.Fatalf("locker.New: %v", err)
-		}
-		tb.Cleanup(func() { _ = c.Close() })
-		return wrap(c)
+		return wrap(newClient(tb, standaloneScripter(tb, d, addr), nil))
 	}
 	return func(tb testing.TB, addr string) (Locker, Locker) {
 		return one(tb, addr), one(tb, addr)
 	}
+}
+
+// standaloneScripter builds driver d's Scripter for the standalone server
+// at addr, on a client from clients.go.
+func standaloneScripter(tb testing.TB, d, addr string) locker.Scripter {
+	switch d {
+	case "goredis":
+		return goredisdriver.New(NewGoRedis(tb, addr))
+	case "redigo":
+		return redigodriver.New(NewRedigoPool(tb, addr))
+	case "rueidis":
+		return rueidisdriver.New(NewRueidis(tb, addr))
+	}
+	tb.Fatalf("bench: unknown driver %q", d)
+	return nil
+}
+
+// newClient returns a *locker.Client over s with opts, closed by
+// tb.Cleanup; it fails tb when locker.New refuses.
+func newClient(tb testing.TB, s locker.Scripter, opts *locker.Options) *locker.Client {
+	c, err := locker.New(s, opts)
+	if err != nil {
+		tb.Fatalf("locker.New: %v", err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // rawNew builds the raw reference on driver d.

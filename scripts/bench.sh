@@ -29,16 +29,24 @@
 #                           rueidislock:* and flush nothing. The Cluster
 #                           rows (BenchmarkLockCluster) start a 3-master
 #                           Cluster of their own, or use the one named by
-#                           SCRIPTLOCK_CLUSTER_ADDRS.
+#                           SCRIPTLOCK_CLUSTER_ADDRS; so do the
+#                           acknowledged rows (BenchmarkLockAck), whose
+#                           Cluster has a replica per master (an external
+#                           one must have them too). The quorum rows
+#                           (BenchmarkLockQuorum) always start three
+#                           standalone servers of their own (redis-server
+#                           on PATH), whatever this variable names.
 #
 # Each pass runs the compiled main-module binary (bench/) and then the peers'
 # binary (bench/peers, its own module), so machine drift hits every row
 # alike; raw output is appended to main.txt and peers.txt in the results
-# folder, with env.txt (machine, Redis, Go, settings), tables.txt and
-# chart.png/chart.svg. Only what bench/RESULTS.md references is checked in.
-# Six passes is the fewest for which benchstat prints 95% intervals.
-# Tables use -table '' so rows of both binaries (whose pkg lines differ)
-# land in one table.
+# folder (the rows over the simulated network, on a Cluster, with
+# acknowledged grants and in quorum mode to rtt.txt, cluster.txt, ack.txt
+# and quorum.txt, a table each), with env.txt (machine, Redis, Go,
+# settings), tables.txt and chart.png/chart.svg. Only what
+# bench/RESULTS.md references is checked in. Six passes is the fewest for
+# which benchstat prints 95% intervals. Tables use -table '' so rows of
+# both binaries (whose pkg lines differ) land in one table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -153,6 +161,21 @@ go test -c -o "$tmp/main.test" ./bench
 	echo "kernel: $(uname -srm)"
 } >"$out/env.txt"
 
+# keep_rows appends the result lines of the benchmark output $1 to the
+# results file $2, except the rows of BenchmarkLockAck and
+# BenchmarkLockQuorum, which go to ack.txt and quorum.txt (tables (h) and
+# (i)) whichever run printed them (the default filter runs them apart; a
+# BENCH_FILTER such as 'LockAck|LockQuorum' in the main run).
+keep_rows() {
+	local src=$1 dst=$2 b
+	grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$src" | grep -v -E '^Benchmark(LockAck|LockQuorum)/' >>"$dst" || true
+	for b in LockAck:ack LockQuorum:quorum; do
+		if grep -q -E "^Benchmark${b%%:*}/" "$src"; then
+			grep -E "^(Benchmark${b%%:*}/|goos|goarch|pkg|cpu)" "$src" >>"$out/${b#*:}.txt"
+		fi
+	done
+}
+
 # run_pass runs one binary once, appending its output to a results file. A
 # failing row (a benchmark leaf that failed: a lease lost, a timeout, an
 # error) never aborts the run: the rows that finished are kept, and each
@@ -163,6 +186,7 @@ run_pass() {
 	local rc=0
 	: >"$tmp/rtt.txt"
 	: >"$tmp/cluster.txt"
+	: >"$tmp/safety.txt"
 	if [[ "$filter" == "." ]]; then
 		# Contended rows run a fixed number of grants, so that their p99 is
 		# a p99 (not the largest of the ~100 waits a short benchtime gives).
@@ -180,16 +204,21 @@ run_pass() {
 			(cd "$dir" && "$bin" -test.run '^$' -test.bench 'LockCluster' \
 				-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/cluster.txt" 2>&1) || rc=$?
 			grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/cluster.txt" >>"$out/cluster.txt" || true
+			# Options.Ack on a 3-master Cluster with replicas, and Quorum
+			# over three standalone servers, each beside its baseline
+			(cd "$dir" && "$bin" -test.run '^$' -test.bench 'LockAck|LockQuorum' \
+				-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/safety.txt" 2>&1) || rc=$?
+			keep_rows "$tmp/safety.txt" /dev/null
 		fi
 	else
 		(cd "$dir" && "$bin" -test.run '^$' -test.bench "$filter" \
 			-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/pass.txt" 2>&1) || rc=$?
 	fi
-	grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/pass.txt" >>"$file" || true
+	keep_rows "$tmp/pass.txt" "$file"
 	if [[ $rc -ne 0 ]]; then
 		{
 			echo "pass $i, $label (exit $rc):"
-			grep -h -E -A3 -e '--- FAIL' -e '^panic' -e 'test timed out' "$tmp/pass.txt" "$tmp/rtt.txt" "$tmp/cluster.txt" | sed 's/^/    /' | head -40
+			grep -h -E -A3 -e '--- FAIL' -e '^panic' -e 'test timed out' "$tmp/pass.txt" "$tmp/rtt.txt" "$tmp/cluster.txt" "$tmp/safety.txt" | sed 's/^/    /' | head -40
 		} >>"$out/failures.txt"
 		echo "   (pass $i, $label: some rows failed; see failures.txt)" >&2
 	fi
@@ -295,6 +324,18 @@ bs() { "$tmp/benchstat" -table '' "$@"; }
 		bs -col /driver "$out/cluster.txt"
 		echo
 	fi
+	if [[ -s "$out/ack.txt" ]]; then
+		echo "### (h) acknowledged grants (Options.Ack, 1 replica: WAIT after every writing script call) on a 3-master Cluster with replicas: scriptlock per driver, ack=1 vs ack=0 (waits/op, wait-us/op: WAIT calls and their time; server cost summed over the masters)"
+		echo
+		bs -col '/ack@(0 1)' "$out/ack.txt"
+		echo
+	fi
+	if [[ -s "$out/quorum.txt" ]]; then
+		echo "### (i) Quorum over 3 standalone servers vs a single-server Mutex: scriptlock per driver (server cost summed over the three)"
+		echo
+		bs -col '/lock@(mutex quorum)' "$out/quorum.txt"
+		echo
+	fi
 	echo "### failing rows (missing from the tables above for the passes named)"
 	echo
 	if [[ -s "$out/failures.txt" ]]; then
@@ -304,7 +345,13 @@ bs() { "$tmp/benchstat" -table '' "$@"; }
 	fi
 } 2>&1 | tee "$out/tables.txt"
 
-"$tmp/benchchart" -title "scriptlock benchmarks: medians of $passes passes x $benchtime, $(date -u +%Y-%m-%d)" \
-	-failures "$out/failures.txt" \
-	-o "$out/chart.png" -o "$out/chart.svg" "$out/main.txt" "$out/peers.txt"
-echo "== wrote $out/{main,peers,env,tables}.txt and chart.png, chart.svg in $((SECONDS - start))s"
+# The chart draws main.txt and peers.txt; a BENCH_FILTER may leave both
+# without a row (such as 'LockAck|LockQuorum', whose rows have tables only).
+if grep -q '^Benchmark' "$out/main.txt" "$out/peers.txt" 2>/dev/null; then
+	"$tmp/benchchart" -title "scriptlock benchmarks: medians of $passes passes x $benchtime, $(date -u +%Y-%m-%d)" \
+		-failures "$out/failures.txt" \
+		-o "$out/chart.png" -o "$out/chart.svg" "$out/main.txt" "$out/peers.txt"
+	echo "== wrote $out/{main,peers,env,tables}.txt and chart.png, chart.svg in $((SECONDS - start))s"
+else
+	echo "== wrote $out/{env,tables}.txt in $((SECONDS - start))s (no row for the chart with BENCH_FILTER=$filter)"
+fi
