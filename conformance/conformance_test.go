@@ -13,7 +13,7 @@ import (
 // ownTests are the rule groups with a top-level test of their own, so that
 // `go test ./conformance/... -run RW` (or Chaos, BadInput, ACL) selects
 // them; TestConformance runs every other group.
-var ownTests = []string{"RW", "Chaos", "BadInput", "ACL", "Outcome", "Stall", "Migrate", "Semaphore", "Multi", "Quorum", "Failover"}
+var ownTests = []string{"RW", "Chaos", "BadInput", "ACL", "Outcome", "Stall", "Migrate", "Semaphore", "Multi", "Quorum", "Failover", "Ack"}
 
 // TestConformance certifies every in-tree driver, standalone and Cluster,
 // on every rule group except those in ownTests.
@@ -53,6 +53,9 @@ func TestSemaphore(t *testing.T) { runDrivers(t, "Semaphore") }
 
 // TestMulti runs the multi-lock rules for every in-tree driver.
 func TestMulti(t *testing.T) { runDrivers(t, "Multi") }
+
+// TestAck runs the replica-acknowledgement rules for every in-tree driver.
+func TestAck(t *testing.T) { runDrivers(t, "Ack") }
 
 // TestFailover runs the Failover rules (Cluster only: replicas take over).
 func TestFailover(t *testing.T) { runDrivers(t, "Failover") }

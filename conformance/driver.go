@@ -142,6 +142,7 @@ func allCases() []testCase {
 	cs = append(cs, inspectCases...)
 	cs = append(cs, semaphoreCases...)
 	cs = append(cs, multiCases...)
+	cs = append(cs, ackCases...)
 	cs = append(cs, quorumCases...)
 	cs = append(cs, failoverCases...)
 	return cs
