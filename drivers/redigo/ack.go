@@ -63,8 +63,8 @@ func (s *Scripter) evalAck(ctx context.Context, cmd string, script any, keys, ar
 	for _, k := range keys {
 		cmdArgs = append(cmdArgs, k)
 	}
-	for _, a := range args {
-		cmdArgs = append(cmdArgs, a)
+	for _, arg := range args {
+		cmdArgs = append(cmdArgs, arg)
 	}
 	var (
 		res ackResult
