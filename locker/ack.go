@@ -12,7 +12,8 @@ import (
 // returns. WAIT counts only the writes of its own connection and is refused
 // inside scripts, so only the driver can do this: it sends the script and
 // the wait together (pipelined) on the connection of the node that serves
-// keys[0] (on a Cluster, that key's master).
+// keys[0] (on a Cluster, that key's master; after a MOVED or ASK reply the
+// driver may follow, the node it names).
 //
 // The core uses it only when Options.Ack is set, and New refuses that
 // option (ErrInvalidOption) for a Scripter that does not implement it;
@@ -44,7 +45,9 @@ type Ack struct {
 
 	// Timeout bounds the wait (the timeout of WAIT or WAITAOF, in whole
 	// milliseconds); the time counts against the lease's validity, which
-	// starts before the call is sent. Must be in [1ms, 1m]. Default 1s.
+	// starts before the call is sent. Drivers read the wait's reply under
+	// their client's read timeout, so keep that above Timeout. Must be in
+	// [1ms, 1m]. Default 1s.
 	Timeout time.Duration
 
 	// Fsync waits with WAITAOF 1 <Replicas> instead of WAIT: the write must

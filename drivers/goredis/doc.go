@@ -56,6 +56,15 @@
 // same way. A Subscribe still waiting for its confirmation fails instead,
 // as it does after 5 s without one.
 //
+// # Replica acknowledgement
+//
+// The Scripter implements [locker.Acknowledger] (for locker.Options.Ack)
+// on a *redis.Client and a *redis.ClusterClient: the script and WAIT (or
+// WAITAOF) go in one pipeline to the node of the script's key. Other
+// clients fail each acknowledged call with an error saying so. Keep the
+// client's ReadTimeout above Ack.Timeout: go-redis reads a pipeline's
+// replies under it.
+//
 // A minimal setup:
 //
 //	rdb := redis.NewClient(&redis.Options{

@@ -85,4 +85,12 @@
 //		},
 //	}
 //	cs := redigo.NewCluster(cluster)
+//
+// # Replica acknowledgement
+//
+// The Scripter implements [locker.Acknowledger] (for locker.Options.Ack),
+// through a Pool and on a Cluster: the script and WAIT (or WAITAOF) are
+// sent on one connection to the node of the script's key. Through a Pool,
+// keep the dial's read timeout (DialReadTimeout) above Ack.Timeout: redigo
+// reads the wait's reply under it.
 package redigo

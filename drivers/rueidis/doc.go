@@ -60,4 +60,11 @@
 //		// handle err
 //	}
 //	s := rueidisdriver.New(client)
+//
+// # Replica acknowledgement
+//
+// The Scripter implements [locker.Acknowledger] (for locker.Options.Ack):
+// the script and WAIT (or WAITAOF) travel together on one connection (of
+// the blocking pool on a single server, of a dedicated client bound to the
+// key's slot on a Cluster).
 package rueidis
