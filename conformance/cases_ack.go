@@ -74,13 +74,22 @@ func (e *env) onNode(s *redisserver.Server, key string) bool {
 	return slices.Contains(ks, key)
 }
 
+// incrSrc is the raw script the Ack rules acknowledge: INCR KEYS[1].
+const incrSrc = "return redis.call('INCR', KEYS[1])"
+
+// loadIncr loads incrSrc and returns its SHA-1.
+func (e *env) loadIncr() string {
+	e.t.Helper()
+	sha, err := e.s.ScriptLoad(e.ctx, incrSrc)
+	require.NoError(e.t, err, "call: ScriptLoad(INCR)")
+	return sha
+}
+
 func checkAckScripter(t *testing.T, e *env) {
 	a := e.acker()
 	cl := e.d.admin.cluster()
 	k := e.key("ack")
-	src := "return redis.call('INCR', KEYS[1])"
-	sha, err := e.s.ScriptLoad(e.ctx, src)
-	require.NoError(t, err, "call: ScriptLoad(INCR)")
+	sha := e.loadIncr()
 
 	ack := locker.Ack{Replicas: 1, Timeout: 5 * time.Second}
 	if cl == nil {
@@ -107,7 +116,7 @@ func checkAckScripter(t *testing.T, e *env) {
 	}
 
 	call = fmt.Sprintf("EvalAck(INCR %s, %+v)", k, ack)
-	r, got, err = a.EvalAck(e.ctx, src, []string{k}, nil, ack)
+	r, got, err = a.EvalAck(e.ctx, incrSrc, []string{k}, nil, ack)
 	require.NoError(t, err, "call: %s", call)
 	assert.Equal(t, int64(2), r, "call: %s: reply", call)
 	wantAcked(call, got)
@@ -219,9 +228,7 @@ func checkAckMoved(t *testing.T, e *env) {
 	a := e.acker()
 	cl := e.d.admin.cluster()
 	k := e.key("ack-moved")
-	src := "return redis.call('INCR', KEYS[1])"
-	sha, err := e.s.ScriptLoad(e.ctx, src)
-	require.NoError(t, err, "call: ScriptLoad(INCR)")
+	sha := e.loadIncr()
 	ack := locker.Ack{Replicas: 1, Timeout: 5 * time.Second}
 	_, got, err := a.EvalShaAck(e.ctx, sha, []string{k}, nil, ack)
 	require.NoError(t, err, "call: EvalShaAck(INCR %s) before the move", k)

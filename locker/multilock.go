@@ -141,28 +141,19 @@ func (m *MultiLock) Lock(ctx context.Context) (*MultiLease, error) {
 		return nil, err
 	}
 	defer m.c.end()
-	var (
-		out   *MultiLease
-		tries int
-		start = time.Now()
-	)
+	start := time.Now()
 	// A release of any of the names wakes the waiter.
 	var own []string
 	for _, n := range m.names[1:] {
 		own = append(own, m.c.Key(n)+":wake")
 	}
-	_, err := m.c.wait(ctx, m.names[0], false, own, func(ctx context.Context) (*Lease, time.Duration, error) {
-		tries++
-		l, pttl, err := m.try(ctx, tries > 1)
+	out, tries, err := waitFor(m.c, ctx, m.names[0], own, func(ctx context.Context, waited bool) (*MultiLease, *Lease, time.Duration, error) {
+		l, pttl, err := m.try(ctx, waited)
 		if err != nil {
-			return nil, pttl, err
+			return nil, nil, pttl, err
 		}
-		out = l
-		return l.parts[0], 0, nil
+		return l, l.parts[0], 0, nil
 	})
-	if err != nil {
-		out = nil
-	}
 	m.acquired(ctx, start, tries, out, err)
 	return out, err
 }

@@ -112,24 +112,14 @@ func (q *Quorum) Lock(ctx context.Context) (*QuorumLease, error) {
 		return nil, err
 	}
 	defer q.end()
-	var (
-		out   *QuorumLease
-		tries int
-		start = time.Now()
-	)
-	c := q.parts[0].c
-	_, err := c.wait(ctx, q.name, false, nil, func(ctx context.Context) (*Lease, time.Duration, error) {
-		tries++
-		l, pttl, err := q.try(ctx, tries > 1)
+	start := time.Now()
+	out, tries, err := waitFor(q.parts[0].c, ctx, q.name, nil, func(ctx context.Context, waited bool) (*QuorumLease, *Lease, time.Duration, error) {
+		l, pttl, err := q.try(ctx, waited)
 		if err != nil {
-			return nil, pttl, err
+			return nil, nil, pttl, err
 		}
-		out = l
-		return l.parts[0], 0, nil
+		return l, l.parts[0], 0, nil
 	})
-	if err != nil {
-		out = nil
-	}
 	q.acquired(ctx, start, tries, out, err)
 	return out, err
 }

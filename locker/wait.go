@@ -139,6 +139,31 @@ func (c *Client) wait(ctx context.Context, name string, alone bool, own []string
 	}
 }
 
+// waitFor is wait for a lock kind whose grant is more than one Lease (a
+// MultiLease, a QuorumLease): try makes one attempt (waited: not the
+// first) and returns the grant and one of its parts, which wait needs;
+// waitFor returns the grant and the number of attempts.
+func waitFor[G any](c *Client, ctx context.Context, name string, own []string, try func(ctx context.Context, waited bool) (G, *Lease, time.Duration, error)) (G, int, error) {
+	var (
+		out   G
+		tries int
+	)
+	_, err := c.wait(ctx, name, false, own, func(ctx context.Context) (*Lease, time.Duration, error) {
+		tries++
+		g, part, pttl, err := try(ctx, tries > 1)
+		if err != nil {
+			return nil, pttl, err
+		}
+		out = g
+		return part, 0, nil
+	})
+	if err != nil {
+		var none G
+		return none, tries, err
+	}
+	return out, tries, nil
+}
+
 // transient reports whether err is a failure that a later try may cure: a
 // network error, EOF, a reset, refused or broken connection, or one of the
 // server errors Redis uses for passing states (TRYAGAIN during a slot

@@ -118,17 +118,11 @@ func (b clusterBackend) ack(keys []string, cmd string, args []any, a locker.Ack)
 
 // ackOnce is ack without the redirection.
 func (b clusterBackend) ackOnce(keys []string, cmd string, args []any, a locker.Ack) (ackResult, error) {
-	conn := b.c.Get()
-	defer conn.Close()
-	var err error
-	if len(keys) > 0 {
-		err = redisc.BindConn(conn, keys[0])
-	} else {
-		err = redisc.BindConn(conn) // any node
-	}
+	conn, err := b.bound(keys)
 	if err != nil {
 		return ackResult{}, err
 	}
+	defer conn.Close()
 	return pipelineAck(conn, cmd, args, a, conn.Receive, func() (any, error) {
 		return redis.ReceiveWithTimeout(conn, time.Duration(ackwait.Millis(a))*time.Millisecond+waitSlack)
 	})

@@ -158,23 +158,34 @@ type clusterBackend struct {
 
 func (b clusterBackend) do(ctx context.Context, keys []string, cmd string, args []any) (any, error) {
 	return withContext(ctx, func() (any, error) {
-		conn := b.c.Get()
-		defer conn.Close()
-		var err error
-		if len(keys) > 0 {
-			err = redisc.BindConn(conn, keys[0])
-		} else {
-			err = redisc.BindConn(conn) // any node
-		}
+		conn, err := b.bound(keys)
 		if err != nil {
 			return nil, err
 		}
+		defer conn.Close()
 		rc, err := redisc.RetryConn(conn, redirectAttempts, tryAgainDelay)
 		if err != nil {
 			return nil, err
 		}
 		return rc.Do(cmd, args...)
 	})
+}
+
+// bound returns a connection bound to the node of keys[0]'s slot (any
+// node when there are no keys); the caller closes it.
+func (b clusterBackend) bound(keys []string) (redis.Conn, error) {
+	conn := b.c.Get()
+	var err error
+	if len(keys) > 0 {
+		err = redisc.BindConn(conn, keys[0])
+	} else {
+		err = redisc.BindConn(conn) // any node
+	}
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }
 
 func (b clusterBackend) load(ctx context.Context, src string) (string, error) {
