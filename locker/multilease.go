@@ -153,20 +153,21 @@ func (m *MultiLease) arm() {
 		m.lost = make(chan struct{})
 		m.ctx, m.cancel = context.WithCancelCause(context.Background())
 		for _, l := range m.parts {
-			lost, done := l.Lost(), l.Context().Done()
+			done := l.Context().Done() // ends when the part is lost or released
 			go func() {
-				select {
-				case <-lost:
-					m.mu.Lock()
-					if m.err == nil {
-						m.err = fmt.Errorf("%q: %w", l.Name(), l.Err())
-						close(m.lost)
-					}
-					m.mu.Unlock()
-					m.cancel(l.Err())
-				case <-done:
-					m.cancel(context.Cause(l.Context()))
+				<-done
+				err := l.Err() // set before the part's context is cancelled
+				if err == nil {
+					m.cancel(context.Cause(l.Context())) // released
+					return
 				}
+				m.mu.Lock()
+				if m.err == nil {
+					m.err = fmt.Errorf("%q: %w", l.Name(), err)
+					m.cancel(err) // before Lost: whoever sees Lost sees the cause
+					close(m.lost)
+				}
+				m.mu.Unlock()
 			}()
 		}
 	})
