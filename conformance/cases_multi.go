@@ -193,6 +193,10 @@ func checkMultiLost(t *testing.T, e *env) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Lost not closed within 5s of one part being taken away")
 	}
+	select { // cancelled just after Lost closes
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+	}
 	assert.Error(t, context.Cause(ctx), "the MultiLease's Context is cancelled")
 	assert.True(t, errors.Is(l.Err(), locker.ErrExpired) || errors.Is(l.Err(), locker.ErrHeldByOther), "Err: got %v", l.Err())
 	_ = l.Unlock(e.ctx)

@@ -220,6 +220,10 @@ func checkQuorumLost(t *testing.T, e *env) {
 	assert.False(t, time.Now().After(deadline.Add(slack)), "call: Lost() after the second deployment went down at %v, after the validity deadline %v",
 		time.Now().Format("15:04:05.000"), deadline.Format("15:04:05.000"))
 	require.ErrorIs(t, l.Err(), locker.ErrExpired, "call: Err() of the lost quorum lease")
+	select { // cancelled just after Lost closes
+	case <-l.Context().Done():
+	case <-time.After(time.Second):
+	}
 	assert.ErrorIs(t, context.Cause(l.Context()), locker.ErrExpired, "call: Context()'s cause")
 	assert.False(t, l.Valid(), "call: Valid() once lost")
 	_ = l.Unlock(e.ctx)

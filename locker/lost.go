@@ -75,8 +75,8 @@ func (l *Lease) armLocked() {
 	l.ctx, l.cancel = context.WithCancelCause(context.Background())
 	switch {
 	case l.lostErr != nil:
-		l.cancel(l.lostErr)
 		close(l.lostCh)
+		l.cancel(l.lostErr)
 	case l.released:
 		l.cancel(context.Canceled)
 	default:
@@ -119,8 +119,10 @@ func (l *Lease) lose(err error) {
 	l.lostErr = err
 	l.c.observe(context.Background(), Event{Kind: EventLoss, Lock: l.name, Mode: l.mode(), Fence: l.fence, Err: err})
 	if l.lostCh != nil {
-		l.cancel(err) // before Lost: whoever sees Lost sees the cause
+		// Lost first: a goroutine waiting on Lost and on Context's Done
+		// wakes on Lost. Err is set before either.
 		close(l.lostCh)
+		l.cancel(err)
 	}
 	if l.timer != nil {
 		l.timer.Stop()

@@ -164,8 +164,8 @@ func (m *MultiLease) arm() {
 				m.mu.Lock()
 				if m.err == nil {
 					m.err = fmt.Errorf("%q: %w", l.Name(), err)
-					m.cancel(err) // before Lost: whoever sees Lost sees the cause
-					close(m.lost)
+					close(m.lost) // Lost first, as a Lease does
+					m.cancel(err)
 				}
 				m.mu.Unlock()
 			}()

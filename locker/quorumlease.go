@@ -225,8 +225,8 @@ func (q *QuorumLease) arm() {
 				q.nLost++
 				if q.nLost > spare && q.err == nil {
 					q.err = fmt.Errorf("locker: quorum lost: %d of %d parts lost, the last %q: %w", q.nLost, len(q.parts), l.Name(), err)
-					q.cancel(q.err) // before Lost: whoever sees Lost sees the cause
-					close(q.lost)
+					close(q.lost) // Lost first, as a Lease does
+					q.cancel(q.err)
 				}
 				q.mu.Unlock()
 			}()
