@@ -37,6 +37,11 @@ var ackCases = []testCase{
 		clusterOnly: true,
 	},
 	{
+		name:  "Ack/Fsync",
+		rule:  "With appendonly on the key's node, EvalShaAck with Ack{Fsync: true} (WAITAOF 1 0) reports the node's own fsync (Acked.Local 1) and a lock granted with that Options.Ack succeeds, on servers that have WAITAOF (Redis 7.2+, Valkey); on older servers the wait fails with the server's error and the grant is an AckError.",
+		check: checkAckFsync,
+	},
+	{
 		name:  "Ack/NeedsDriver",
 		rule:  "locker.New with Options.Ack fails with ErrInvalidOption over a Scripter that does not implement Acknowledger, and for an Ack out of range (Replicas below 1 without Fsync, negative, Timeout outside [1ms, 1m]); in-range values are accepted.",
 		check: checkAckNeedsDriver,
@@ -375,4 +380,53 @@ func checkAckNeedsDriver(t *testing.T, e *env) {
 			assert.NoError(t, c.Close(), "call: Close")
 		}
 	}
+}
+
+func checkAckFsync(t *testing.T, e *env) {
+	a := e.acker()
+	// A raw key in the slot of the lock "fsync" below (not its hash key).
+	k := e.key("fsync") + ":n"
+	e.rawMu.Lock()
+	e.raw[k] = true
+	e.rawMu.Unlock()
+	_, err := e.d.admin.Do(e.ctx, k, "CONFIG", "SET", "appendonly", "yes")
+	require.NoError(t, err, "call: admin CONFIG SET appendonly yes on %s's node", k)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := e.d.admin.Do(ctx, k, "CONFIG", "SET", "appendonly", "no")
+		assert.NoError(t, err, "call: admin CONFIG SET appendonly no on %s's node", k)
+	})
+	sha := e.loadIncr()
+	fs := locker.Ack{Replicas: 0, Timeout: 3 * time.Second, Fsync: true}
+	call := fmt.Sprintf("EvalShaAck(INCR %s, %+v) with appendonly on", k, fs)
+	var got locker.Acked
+	// The server refuses WAITAOF while its first AOF rewrite runs.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		_, got, err = a.EvalShaAck(e.ctx, sha, []string{k}, nil, fs)
+		require.NoError(t, err, "call: %s: the script's error", call)
+		if got.Err == nil || unknownCommand(got.Err) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c := e.client(&locker.Options{Ack: &fs})
+	m := e.mutex(c, "fsync", 10*time.Second, nil)
+	if unknownCommand(got.Err) {
+		t.Logf("%s: this server has no WAITAOF (%v)", call, got.Err)
+		_, err := m.TryLock(e.ctx)
+		assert.ErrorIs(t, err, locker.ErrNotAcknowledged, "call: TryLock with Ack{Fsync} on a server without WAITAOF")
+		return
+	}
+	require.NoError(t, got.Err, "call: %s: Acked.Err", call)
+	assert.Equal(t, int64(1), got.Local, "call: %s: Acked.Local (the node's own fsync)", call)
+	l, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock with Options.Ack %+v and appendonly on", fs)
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock with Options.Ack %+v", fs)
+}
+
+// unknownCommand reports whether err is the server's refusal of a command
+// it does not know (WAITAOF before Redis 7.2).
+func unknownCommand(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command")
 }
