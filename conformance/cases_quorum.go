@@ -117,7 +117,10 @@ func checkQuorumMajority(t *testing.T, e *env) {
 	assert.Equal(t, 2, q.Need(), "call: Need() of a Quorum over 3 deployments")
 	l, err := q.TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock")
-	assert.Len(t, l.Parts(), 3, "call: Parts() with every deployment up")
+	assert.GreaterOrEqual(t, len(l.Parts()), 2, "call: Parts() as TryLock returns: at least a majority")
+	// TryLock returns on a majority; the third deployment's part joins the
+	// lease when its reply comes.
+	assert.Eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, 5*time.Millisecond, "call: Parts() with every deployment up: want 3")
 	fs := l.Fences()
 	require.Len(t, fs, 3, "call: Fences()")
 	for i, f := range fs {
@@ -136,8 +139,8 @@ func checkQuorumMajority(t *testing.T, e *env) {
 	default:
 		t.Error("call: Context() after Unlock: want cancelled")
 	}
-	for i := range 3 {
-		assert.False(t, qs.held(i, "q"), "call: plain TryLock of the name on deployment %d after Unlock: want granted", i)
+	for i := range 3 { // Unlock returns on a majority; the last release may follow
+		assert.Eventually(t, func() bool { return !qs.held(i, "q") }, 5*time.Second, 5*time.Millisecond, "call: plain TryLock of the name on deployment %d after Unlock: want granted", i)
 	}
 	assert.Empty(t, e.keysLeft(), "call: keys left on the case's deployment after Unlock")
 	for i := 1; i < 3; i++ {
@@ -177,6 +180,10 @@ func checkQuorumMinorityDown(t *testing.T, e *env) {
 		if err != nil {
 			t.Logf("TryLock after both came back, try %d: %v", try, err)
 			continue
+		}
+		// The third part joins the lease when its (slower) reply comes.
+		for wait := 0; len(l.Parts()) < 3 && wait < 50; wait++ {
+			time.Sleep(10 * time.Millisecond)
 		}
 		parts = len(l.Parts())
 		require.NoError(t, l.Unlock(e.ctx))
@@ -247,9 +254,15 @@ func checkQuorumWait(t *testing.T, e *env) {
 	l, err := q.TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock")
 	require.NoError(t, l.Extend(e.ctx, 20*time.Second), "call: Extend(20s)")
-	ttl, err := l.TTL(e.ctx)
-	require.NoError(t, err, "call: TTL")
-	assert.InDelta(t, 20*time.Second, ttl, float64(time.Second), "call: TTL after Extend(20s)")
+	// Extend returns on a majority and TTL answers from the first majority
+	// to reply, so TTL may see a part whose extension is still on its way
+	// (a lower bound): it reads 20s once every part has answered.
+	var ttl time.Duration
+	assert.Eventually(t, func() bool {
+		ttl, err = l.TTL(e.ctx)
+		require.NoError(t, err, "call: TTL")
+		return ttl > 19*time.Second && ttl <= 20*time.Second
+	}, 5*time.Second, 10*time.Millisecond, "call: TTL after Extend(20s): want about 20s")
 	got := make(chan error, 1)
 	var w *locker.QuorumLease
 	go func() {

@@ -58,6 +58,8 @@ type Lease struct {
 	released   bool
 	releasing  bool // an Unlock or Downgrade is in flight: losses are not reported
 	life            // loss signalling, see lost.go
+
+	group partGroup // the MultiLease or QuorumLease this lease is a part of, or nil
 }
 
 // grant is what an acquire script granted: the lease's identity.
@@ -332,10 +334,7 @@ func (l *Lease) Unlock(ctx context.Context) (err error) {
 			return err
 		}
 		l.end()
-		l.c.later("", vu.Add(l.c.margin(l.ttlMS)), func(ctx context.Context) error {
-			_, err := l.c.run(ctx, l.ops.release, l.keys, args)
-			return err
-		})
+		l.releaseLater(vu, args)
 		return err
 	}
 	if (st == 0 || st == -1) && tries > 1 && time.Now().Before(vu) {
@@ -354,6 +353,31 @@ func (l *Lease) Unlock(ctx context.Context) (err error) {
 	}
 	l.end()
 	return err
+}
+
+// releaseLater retries the release (args) of an ended lease in the
+// background until it is done or the lease's validity deadline vu (plus
+// the drift margin: the server's TTL may run that much longer) has passed.
+func (l *Lease) releaseLater(vu time.Time, args []string) {
+	l.c.later("", vu.Add(l.c.margin(l.ttlMS)), func(ctx context.Context) error {
+		_, err := l.c.run(ctx, l.ops.release, l.keys, args)
+		return err
+	})
+}
+
+// drop ends a lease that is still held, at once, and releases it in the
+// background: what a MultiLease or QuorumLease does with its surviving
+// parts once it is lost. A lease already released or being released is
+// left alone.
+func (l *Lease) drop() {
+	if !l.startRelease() {
+		return
+	}
+	vu := l.ValidUntil()
+	l.end()
+	if time.Now().Before(vu) {
+		l.releaseLater(vu, l.releaseArgs())
+	}
 }
 
 // releaseArgs are the release script's ARGV.

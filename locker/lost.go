@@ -131,6 +131,17 @@ func (l *Lease) lose(err error) {
 	if l.refresh {
 		l.c.renewer.remove(l)
 	}
+	if l.group != nil {
+		l.group.partLost(l, err)
+	}
+}
+
+// partGroup is a lease made of parts (MultiLease, QuorumLease): it is told
+// when one of its parts is lost, in the goroutine that found the loss, and
+// must not block. Parts report to their group this way rather than through
+// a goroutine that waits on each part, so a group costs no goroutine.
+type partGroup interface {
+	partLost(part *Lease, err error)
 }
 
 // end marks the lease released: no more renewals, timer stopped, context
@@ -148,4 +159,11 @@ func (l *Lease) end() {
 	if l.refresh {
 		l.c.renewer.remove(l)
 	}
+}
+
+// over reports whether the lease has ended: released, or lost.
+func (l *Lease) over() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.released || l.lostErr != nil
 }

@@ -11,14 +11,18 @@ import (
 
 // MultiLease is one grant of a MultiLock: a mutex lease per name (Parts),
 // held, extended, refreshed and released together, and lost when any part
-// is. Its methods are safe for concurrent use.
+// is. A lost MultiLease gives up its other names at once: they stop being
+// renewed and are released in the background (bounded by their validity,
+// tracked by Client.Close), so no name stays held by a lease that is over.
+// Its methods are safe for concurrent use; those of a nil *MultiLease are
+// safe too (Unlock returns nil, the others report an expired lease).
 type MultiLease struct {
 	parts []*Lease
 
-	once   sync.Once
 	lost   chan struct{}
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	armed  sync.Once // the parts' deadline timers, made on first use of Lost, Context or Err
 	mu     sync.Mutex
 	err    error // the first part's loss
 }
@@ -35,21 +39,50 @@ func (c *Client) newMultiLease(parts []*Lease, refresh bool) (*MultiLease, error
 		}
 		return nil, ErrClosed
 	}
+	m := &MultiLease{parts: parts, lost: make(chan struct{})}
+	m.ctx, m.cancel = context.WithCancelCause(context.Background())
 	for _, l := range parts {
-		l.refresh = refresh
+		l.group, l.refresh = m, refresh
 		c.startRefresh(l)
 	}
-	return &MultiLease{parts: parts}, nil
+	return m, nil
+}
+
+// partLost loses the lease at the first loss of a part and gives up the
+// other parts (see MultiLease).
+func (m *MultiLease) partLost(part *Lease, err error) {
+	m.mu.Lock()
+	if m.err != nil {
+		m.mu.Unlock()
+		return
+	}
+	m.err = fmt.Errorf("%q: %w", part.Name(), err)
+	close(m.lost) // Lost first, as a Lease does
+	m.cancel(err)
+	m.mu.Unlock()
+	for _, l := range m.parts {
+		if l != part {
+			l.drop()
+		}
+	}
 }
 
 // Parts returns the mutex lease of each name, in the MultiLock's name
 // order. Use them to read each name's Fence; release the MultiLease, not
 // the parts.
-func (m *MultiLease) Parts() []*Lease { return append([]*Lease(nil), m.parts...) }
+func (m *MultiLease) Parts() []*Lease {
+	if m == nil {
+		return nil
+	}
+	return slices.Clone(m.parts)
+}
 
 // Fence returns the largest fence of the parts (the parts of one Cluster
 // slot share one fence; each part's own is Parts()[i].Fence()).
 func (m *MultiLease) Fence() int64 {
+	if m == nil {
+		return 0
+	}
 	var f int64
 	for _, l := range m.parts {
 		f = max(f, l.Fence())
@@ -59,6 +92,9 @@ func (m *MultiLease) Fence() int64 {
 
 // ValidUntil returns the earliest validity deadline of the parts.
 func (m *MultiLease) ValidUntil() time.Time {
+	if m == nil {
+		return time.Time{}
+	}
 	var t time.Time
 	for i, l := range m.parts {
 		if v := l.ValidUntil(); i == 0 || v.Before(t) {
@@ -70,6 +106,9 @@ func (m *MultiLease) ValidUntil() time.Time {
 
 // Valid reports whether every part is valid (see Lease.Valid).
 func (m *MultiLease) Valid() bool {
+	if m == nil {
+		return false
+	}
 	for _, l := range m.parts {
 		if !l.Valid() {
 			return false
@@ -78,42 +117,77 @@ func (m *MultiLease) Valid() bool {
 	return true
 }
 
-// each runs f on every part (with its index) concurrently and joins the
-// errors, each prefixed with its part's name.
-func (m *MultiLease) each(f func(i int, l *Lease) error) error {
-	errs := make([]error, len(m.parts))
-	var wg sync.WaitGroup
+// each runs f on every part concurrently and returns their errors joined,
+// each prefixed with its part's name, as soon as the answer is known: when
+// every part has succeeded, or at the first failure (the calls still
+// running go on in the background, tracked by Client.Close).
+func (m *MultiLease) each(ctx context.Context, f func(ctx context.Context, i int, l *Lease) error) error {
+	var errs []error
+	jans := make([]*janitor, len(m.parts))
 	for i, l := range m.parts {
-		wg.Go(func() {
-			if err := f(i, l); err != nil {
-				errs[i] = fmt.Errorf("%q: %w", l.Name(), err)
-			}
-		})
+		jans[i] = l.c.jan
 	}
-	wg.Wait()
+	fanOut(ctx, jans, 0, false, func(ctx context.Context, i int) (struct{}, error) {
+		return struct{}{}, f(ctx, i, m.parts[i])
+	}, func(i int, _ struct{}, err error) bool {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%q: %w", m.parts[i].Name(), err))
+		}
+		return len(errs) > 0
+	}, nil)
 	return errors.Join(errs...)
 }
 
 // Unlock releases every part, concurrently (one round trip), with each
-// part's Lease.Unlock semantics; it returns their errors joined (nil when
-// all were released). A part whose release had an unknown outcome is
-// ended at once and released in the background, as Lease.Unlock does.
+// part's Lease.Unlock semantics, and cancels the lease's Context once any
+// part is released. It returns nil when all were released (or for a nil
+// lease), and otherwise the first failure as soon as it is known; the
+// other parts' releases go on in the background. A part whose release had
+// an unknown outcome is ended at once and released in the background, as
+// Lease.Unlock does; one whose release was refused (NOPERM, nil ctx) is
+// held as before, and Unlock may be called again.
 func (m *MultiLease) Unlock(ctx context.Context) error {
-	return m.each(func(_ int, l *Lease) error { return l.Unlock(ctx) })
+	if m == nil {
+		return nil
+	}
+	if ctx == nil {
+		return ErrNilContext
+	}
+	err := m.each(ctx, func(ctx context.Context, _ int, l *Lease) error {
+		err := l.Unlock(ctx)
+		if l.over() {
+			m.cancel(context.Canceled)
+		}
+		return err
+	})
+	return err
 }
 
 // Extend extends every part to ttl, concurrently (one round trip), with
-// each part's Lease.Extend semantics; it returns their errors joined.
+// each part's Lease.Extend semantics; it returns nil when every part was
+// extended, or the first failure as soon as it is known.
 func (m *MultiLease) Extend(ctx context.Context, ttl time.Duration) error {
-	return m.each(func(_ int, l *Lease) error { return l.Extend(ctx, ttl) })
+	if m == nil {
+		return fmt.Errorf("%w: nil lease", ErrExpired)
+	}
+	if ctx == nil {
+		return ErrNilContext
+	}
+	return m.each(ctx, func(ctx context.Context, _ int, l *Lease) error { return l.Extend(ctx, ttl) })
 }
 
 // TTL returns the shortest remaining time of the parts as the servers
 // count it, asking every part concurrently (one round trip); it fails as
-// Lease.TTL does for any part.
+// Lease.TTL does for any part, as soon as one fails.
 func (m *MultiLease) TTL(ctx context.Context) (time.Duration, error) {
+	if m == nil {
+		return 0, fmt.Errorf("%w: nil lease", ErrExpired)
+	}
+	if ctx == nil {
+		return 0, ErrNilContext
+	}
 	ttls := make([]time.Duration, len(m.parts))
-	if err := m.each(func(i int, l *Lease) (err error) {
+	if err := m.each(ctx, func(ctx context.Context, i int, l *Lease) (err error) {
 		ttls[i], err = l.TTL(ctx)
 		return err
 	}); err != nil {
@@ -123,52 +197,47 @@ func (m *MultiLease) TTL(ctx context.Context) (time.Duration, error) {
 }
 
 // Lost returns a channel closed when any part is lost (see Lease.Lost).
-// Unlock does not close it.
+// Unlock does not close it. For a nil lease it returns a closed channel.
 func (m *MultiLease) Lost() <-chan struct{} {
+	if m == nil {
+		return closedCh
+	}
 	m.arm()
 	return m.lost
 }
 
 // Context returns a context cancelled when any part is lost (cause: that
-// part's loss) or released.
+// part's loss) or released by Unlock.
 func (m *MultiLease) Context() context.Context {
+	if m == nil {
+		return (*Lease)(nil).Context()
+	}
 	m.arm()
 	return m.ctx
 }
 
 // Err returns why a part was lost, or nil.
 func (m *MultiLease) Err() error {
-	for _, l := range m.parts {
-		if err := l.Err(); err != nil {
-			return fmt.Errorf("%q: %w", l.Name(), err)
-		}
+	if m == nil {
+		return fmt.Errorf("%w: nil lease", ErrExpired)
 	}
-	return nil
+	m.arm()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
 }
 
-// arm starts, once, a goroutine per part that ends with the part (lost or
-// released) and reports the first loss.
+// arm makes, once, the parts' deadline timers (see Lease.Lost), so that a
+// lease that is not auto-refreshed is lost at its validity deadline too.
 func (m *MultiLease) arm() {
-	m.once.Do(func() {
-		m.lost = make(chan struct{})
-		m.ctx, m.cancel = context.WithCancelCause(context.Background())
-		for _, l := range m.parts {
-			done := l.Context().Done() // ends when the part is lost or released
-			go func() {
-				<-done
-				err := l.Err() // set before the part's context is cancelled
-				if err == nil {
-					m.cancel(context.Cause(l.Context())) // released
-					return
-				}
-				m.mu.Lock()
-				if m.err == nil {
-					m.err = fmt.Errorf("%q: %w", l.Name(), err)
-					close(m.lost) // Lost first, as a Lease does
-					m.cancel(err)
-				}
-				m.mu.Unlock()
-			}()
-		}
-	})
+	m.armed.Do(func() { armParts(m.parts) })
+}
+
+// armParts arms the loss signalling of every lease in parts.
+func armParts(parts []*Lease) {
+	for _, l := range parts {
+		l.mu.Lock()
+		l.armLocked()
+		l.mu.Unlock()
+	}
 }

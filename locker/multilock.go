@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -147,7 +146,7 @@ func (m *MultiLock) Lock(ctx context.Context) (*MultiLease, error) {
 	for _, n := range m.names[1:] {
 		own = append(own, m.c.Key(n)+":wake")
 	}
-	out, tries, err := waitFor(m.c, ctx, m.names[0], own, func(ctx context.Context, waited bool) (*MultiLease, *Lease, time.Duration, error) {
+	out, tries, err := waitFor(m.c, ctx, m.names[0], own, 0, func(ctx context.Context, waited bool) (*MultiLease, *Lease, time.Duration, error) {
 		l, pttl, err := m.try(ctx, waited)
 		if err != nil {
 			return nil, nil, pttl, err
@@ -161,73 +160,91 @@ func (m *MultiLock) Lock(ctx context.Context) (*MultiLease, error) {
 // label names the lock in errors.
 func (m *MultiLock) label() string { return strings.Join(m.names, ",") }
 
-// try runs one attempt: every slot's script at once. When a slot refuses,
-// the slots granted are released in the background and the attempt
-// returns ErrNotObtained with the longest remaining time of the refusing
-// holders; a slot whose outcome is unknown is abandoned, name by name.
+// try runs one attempt: every slot's script at once. It decides as soon as
+// the answer is known: every slot granted (the lease), or one slot refused
+// or failed; the slots' calls still running are then cancelled. The slots
+// granted of a failed attempt are released in the background, and the
+// attempt returns ErrNotObtained with the longest remaining time of the
+// refusing holders, or the first slot's error; a slot whose outcome is
+// unknown (its call failed or was cancelled) is abandoned, name by name.
 func (m *MultiLock) try(ctx context.Context, waited bool) (*MultiLease, time.Duration, error) {
 	id := newToken()
 	w := ""
 	if waited {
 		w = "1"
 	}
-	type result struct {
-		v   [2]int64
-		err error
-	}
-	res := make([]result, len(m.groups))
-	start := time.Now()
-	var wg sync.WaitGroup
-	for g, keys := range m.keys {
-		wg.Go(func() {
-			r, err := m.c.run(ctx, scriptMultiAcquire, keys, []string{id, m.ttlArg, w})
-			if err == nil {
-				res[g].v, err = replyInts(scriptMultiAcquire, r)
-				if err == nil && res[g].v[0] != 0 && res[g].v[0] != 1 {
-					err = fmt.Errorf("%w: multi_acquire status %d", ErrUnexpectedReply, res[g].v[0])
-				}
-			}
-			res[g].err = err
-		})
-	}
-	wg.Wait()
 	var (
-		errs  []error
-		pttl  time.Duration
-		parts = make([]*Lease, len(m.names))
-		fail  bool
+		errs    []error
+		pttl    time.Duration
+		parts   = make([]*Lease, len(m.names))
+		granted int
+		fail    bool
+		start   = time.Now()
 	)
-	for g, idx := range m.groups {
-		r := res[g]
+	jans := make([]*janitor, len(m.groups))
+	for g := range jans {
+		jans[g] = m.c.jan
+	}
+	// settle handles one slot's reply; before the decision it reports
+	// whether the slot granted its names.
+	settle := func(g int, v [2]int64, err error, decided bool) bool {
+		idx := m.groups[g]
 		switch {
-		case r.err != nil:
-			fail = true
-			errs = append(errs, r.err)
-			if !answered(r.err) {
+		case err != nil:
+			if !decided {
+				errs = append(errs, err)
+			}
+			if !answered(err) {
 				for _, i := range idx {
 					m.abandon(id, m.names[i])
 				}
 			}
-		case r.v[0] == 0:
-			fail = true
-			pttl = max(pttl, time.Duration(r.v[1])*time.Millisecond)
+		case v[0] == 0:
+			if !decided {
+				pttl = max(pttl, time.Duration(v[1])*time.Millisecond)
+			}
 		default:
 			for _, i := range idx {
 				k := m.c.Key(m.names[i])
-				parts[i] = m.c.newPart(grant{
+				p := m.c.newPart(grant{
 					ops: mutexOps, name: m.names[i], keys: []string{k}, wake: k + ":wake",
-					owner: id, hold: id, fence: r.v[1],
+					owner: id, hold: id, fence: v[1],
 				}, start, m.ttlMS)
+				if decided { // the attempt failed meanwhile
+					p.drop()
+					continue
+				}
+				parts[i] = p
+			}
+			return true
+		}
+		return false
+	}
+	cancel := fanOut(ctx, jans, 0, false, func(ctx context.Context, g int) ([2]int64, error) {
+		r, err := m.c.run(ctx, scriptMultiAcquire, m.keys[g], []string{id, m.ttlArg, w})
+		var v [2]int64
+		if err == nil {
+			v, err = replyInts(scriptMultiAcquire, r)
+			if err == nil && v[0] != 0 && v[0] != 1 {
+				err = fmt.Errorf("%w: multi_acquire status %d", ErrUnexpectedReply, v[0])
 			}
 		}
-	}
+		return v, err
+	}, func(g int, v [2]int64, err error) bool {
+		if settle(g, v, err, false) {
+			granted++
+		} else {
+			fail = true
+		}
+		return fail
+	}, func(g int, v [2]int64, err error) {
+		settle(g, v, err, true)
+	})
 	if fail {
+		cancel() // the other slots' calls: a grant among them is released, an unknown outcome abandoned
 		for _, p := range parts {
 			if p != nil {
-				m.c.later(p.keys[0], time.Time{}, func(ctx context.Context) error {
-					_, err := m.c.run(ctx, scriptRelease, p.keys, p.releaseArgs())
-					return err
-				})
+				p.drop()
 			}
 		}
 		if len(errs) > 0 {

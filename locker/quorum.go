@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -20,6 +19,31 @@ type QuorumOptions struct {
 	// lease is lost when fewer than a majority of parts are left. Default
 	// false.
 	AutoRefresh bool
+
+	// PartTimeout bounds how long one deployment may hold up any call of
+	// the Quorum and its leases (an attempt of Lock or TryLock, Extend,
+	// Unlock, TTL, subscribing to wake-ups): a deployment that has not
+	// answered by then counts as failed for that call. It matters only
+	// when the answer needs that deployment: a call decides as soon as a
+	// majority answered the same way, so a silent minority (a partition, a
+	// paused VM) costs nothing while the others agree. A late answer is
+	// still used: a grant is added to the lease, or released. Must be
+	// within [1ms, TTL]. Default a tenth of the TTL, at most 1s: a silent
+	// deployment can then cost a grant at most a tenth of its validity,
+	// and 1s is far above a healthy round trip.
+	PartTimeout time.Duration
+}
+
+// partTimeout returns o's PartTimeout, or the default for a TTL of ttl,
+// or an error when it is out of range.
+func (o *QuorumOptions) partTimeout(ttl time.Duration) (time.Duration, error) {
+	if o.PartTimeout == 0 {
+		return max(min(ttl/10, time.Second), time.Millisecond), nil
+	}
+	if o.PartTimeout < time.Millisecond || o.PartTimeout > ttl {
+		return 0, fmt.Errorf("%w: PartTimeout %v not within [1ms, TTL %v]", ErrInvalidOption, o.PartTimeout, ttl)
+	}
+	return o.PartTimeout, nil
 }
 
 // Quorum is one lock name across N independent deployments (the Redlock
@@ -37,18 +61,20 @@ type QuorumOptions struct {
 // deployment sees it held. Two Clients on one deployment are counted as two
 // deployments: give each deployment one Client.
 type Quorum struct {
-	parts   []*Mutex // one per deployment, AutoRefresh off until a grant
+	parts   []*Mutex   // one per deployment, AutoRefresh off until a grant
+	jans    []*janitor // the deployments' Clients' janitors, in order
 	name    string
 	ttlMS   int64
 	need    int
 	refresh bool
+	budget  time.Duration // QuorumOptions.PartTimeout
 }
 
 // NewQuorum returns the quorum lock called name over the deployments of
 // clients, whose leases last ttl unless extended. It does not contact
 // Redis. It fails with ErrInvalidOption (no client, more than
-// MaxQuorumClients, a nil or repeated Client), ErrClosed, ErrInvalidName or
-// ErrInvalidTTL. One or two clients are allowed but tolerate no failure; use
+// MaxQuorumClients, a nil or repeated Client, PartTimeout out of range),
+// ErrClosed, ErrInvalidName or ErrInvalidTTL. One or two clients are allowed but tolerate no failure; use
 // an odd number, three or five.
 func NewQuorum(clients []*Client, name string, ttl time.Duration, opts *QuorumOptions) (*Quorum, error) {
 	var o QuorumOptions
@@ -67,7 +93,11 @@ func NewQuorum(clients []*Client, name string, ttl time.Duration, opts *QuorumOp
 		if err != nil {
 			return nil, err
 		}
-		q.parts, q.ttlMS = append(q.parts, m), m.ttlMS
+		q.parts, q.jans, q.ttlMS = append(q.parts, m), append(q.jans, c.jan), m.ttlMS
+	}
+	var err error
+	if q.budget, err = o.partTimeout(ttl); err != nil {
+		return nil, err
 	}
 	return q, nil
 }
@@ -79,9 +109,11 @@ func (q *Quorum) Name() string { return q.name }
 func (q *Quorum) Need() int { return q.need }
 
 // TryLock makes one attempt on every deployment at once and does not wait.
-// It blocks for one round trip (the slowest deployment's, bounded by ctx),
-// plus one in the background to release the parts of an attempt that did
-// not reach a majority. It returns the lease, or ErrNotObtained when too
+// It blocks until a majority granted it or refused it (about one round
+// trip of the majority's slower deployment), never longer than PartTimeout
+// or ctx; the deployments that had not answered then go on in the
+// background (a part they grant is added to the lease, or released when
+// the attempt failed). It returns the lease, or ErrNotObtained when too
 // few deployments granted it (joined with the deployments' errors, if
 // any), or ErrClosed, ErrNilContext, or the deployments' errors joined when
 // none refused it as held; on any error nothing is held.
@@ -103,7 +135,8 @@ func (q *Quorum) TryLock(ctx context.Context) (*QuorumLease, error) {
 // until granted or ctx is done, retrying when the first deployment
 // publishes a release and otherwise after a jittered pause never longer
 // than the holders' remaining TTL (as Mutex.Lock polls); deployments that
-// fail (down, unreachable) count as refusing. When ctx ends first it
+// fail (down, unreachable, or silent for PartTimeout) count as refusing,
+// so a silent minority does not hold up a grant. When ctx ends first it
 // returns ErrNotObtained joined with ctx.Err(); an error that no retry can
 // cure (NOPERM, ...) on every deployment is returned at once. On any error
 // nothing is held.
@@ -113,12 +146,12 @@ func (q *Quorum) Lock(ctx context.Context) (*QuorumLease, error) {
 	}
 	defer q.end()
 	start := time.Now()
-	out, tries, err := waitFor(q.parts[0].c, ctx, q.name, nil, func(ctx context.Context, waited bool) (*QuorumLease, *Lease, time.Duration, error) {
+	out, tries, err := waitFor(q.parts[0].c, ctx, q.name, nil, q.budget, func(ctx context.Context, waited bool) (*QuorumLease, *Lease, time.Duration, error) {
 		l, pttl, err := q.try(ctx, waited)
 		if err != nil {
 			return nil, nil, pttl, err
 		}
-		return l, l.parts[0], 0, nil
+		return l, l.held()[0], 0, nil
 	})
 	q.acquired(ctx, start, tries, out, err)
 	return out, err
@@ -149,67 +182,64 @@ func (q *Quorum) end() {
 func (q *Quorum) acquired(ctx context.Context, start time.Time, tries int, l *QuorumLease, err error) {
 	var first *Lease
 	if l != nil {
-		first = l.parts[0]
+		first = l.held()[0]
 	}
 	q.parts[0].c.acquired(ctx, q.name, "quorum", start, tries, first, err)
 }
 
-// try runs one attempt on every deployment at once. With a majority
-// granted and validity left, it returns the lease; otherwise it releases
-// the parts granted (in the background) and returns ErrNotObtained with
-// the longest remaining time of the refusing holders, or the deployments'
-// errors when none refused it as held. A deployment whose outcome is
-// unknown is cleaned up by Mutex's own attempt.
+// try runs one attempt on every deployment at once and decides as soon as
+// a majority granted it (it returns the lease, when still valid) or can no
+// longer grant it (it returns ErrNotObtained with the longest remaining
+// time of the refusing holders, or the deployments' errors when none
+// refused it as held); each deployment's call is bounded by PartTimeout.
+// Calls that answer after the decision go on in the background: a grant
+// is added to the lease, or released when the attempt failed. A
+// deployment whose outcome is unknown is cleaned up by Mutex's own
+// attempt.
 func (q *Quorum) try(ctx context.Context, waited bool) (*QuorumLease, time.Duration, error) {
 	type result struct {
 		l    *Lease
 		pttl time.Duration
-		err  error
 	}
-	res := make([]result, len(q.parts))
-	var wg sync.WaitGroup
-	for i, m := range q.parts {
-		wg.Go(func() {
-			l, pttl, err := m.attempt(ctx, "", 0, waited)
-			res[i] = result{l, pttl, err}
-		})
-	}
-	wg.Wait()
 	var (
-		parts   []*Lease
-		fences  = make([]int64, len(q.parts))
+		lease   = newQuorumLease(len(q.parts), q.need, q.budget, q.refresh)
+		granted int
+		failed  int
 		errs    []error
 		pttl    time.Duration
 		refused bool
 	)
-	for i, r := range res {
+	fanOut(ctx, q.jans, q.budget, true, func(ctx context.Context, i int) (result, error) {
+		l, pttl, err := q.parts[i].attempt(ctx, "", 0, waited)
+		return result{l, pttl}, err
+	}, func(i int, r result, err error) bool {
 		switch {
-		case r.err == nil:
-			parts = append(parts, r.l)
-			fences[i] = r.l.Fence()
-		case errors.Is(r.err, ErrNotObtained):
-			refused = true
+		case err == nil:
+			lease.add(i, r.l)
+			granted++
+		case errors.Is(err, ErrNotObtained):
+			refused, failed = true, failed+1
 			pttl = max(pttl, r.pttl)
 		default:
-			errs = append(errs, fmt.Errorf("deployment %d: %w", i, r.err))
+			failed++
+			errs = append(errs, fmt.Errorf("deployment %d: %w", i, err))
 		}
-	}
-	if len(parts) >= q.need {
-		l := &QuorumLease{parts: parts, fences: fences, need: q.need}
-		if l.Valid() {
-			return l, 0, q.parts[0].c.startQuorum(l, q.refresh)
+		return granted >= q.need || len(q.parts)-failed < q.need
+	}, func(i int, r result, err error) {
+		if err == nil {
+			lease.add(i, r.l) // released if the attempt failed
+		}
+	})
+	if granted >= q.need {
+		if lease.Valid() {
+			return lease, 0, lease.start()
 		}
 		refused = true // too slow this time: a later try may be quicker
-		errs = append(errs, fmt.Errorf("the grants took longer than their validity (%v)", time.Since(l.parts[0].start).Round(time.Millisecond)))
+		errs = append(errs, fmt.Errorf("the grants took longer than their validity (%v)", time.Since(lease.held()[0].start).Round(time.Millisecond)))
 	}
-	for _, l := range parts {
-		l.c.later(l.keys[0], time.Time{}, func(ctx context.Context) error {
-			_, err := l.c.run(ctx, l.ops.release, l.keys, l.releaseArgs())
-			return err
-		})
-	}
+	lease.end()
 	if refused || len(errs) == 0 {
-		err := fmt.Errorf("%w: %q: %d of %d deployments granted it, %d needed", ErrNotObtained, q.name, len(parts), len(q.parts), q.need)
+		err := fmt.Errorf("%w: %q: %d of %d deployments granted it, %d needed", ErrNotObtained, q.name, granted, len(q.parts), q.need)
 		return nil, pttl, errors.Join(append([]error{err}, errs...)...)
 	}
 	return nil, 0, errors.Join(errs...)

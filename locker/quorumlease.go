@@ -11,7 +11,14 @@ import (
 
 // QuorumLease is one grant of a Quorum: a mutex lease (a part) on each
 // deployment that granted it, at least a majority. It is held while a
-// majority of parts are; its methods are safe for concurrent use.
+// majority of parts are. A deployment that grants the attempt after the
+// majority was reached (it was slower) adds its part to the lease a moment
+// later, unless the lease is over by then (its part is released instead).
+// A lease that loses its majority gives up its other parts at once: they
+// stop being renewed and are released in the background (bounded by their
+// validity, tracked by Client.Close). Its methods are safe for concurrent
+// use; those of a nil *QuorumLease are safe too (Unlock returns nil, the
+// others report an expired lease).
 //
 // Fences. Every part has its deployment's fence for the name, and each
 // deployment's fences of the name strictly increase (see Lease.Fence).
@@ -26,65 +33,195 @@ import (
 // grants (a fence is the larger of the last one + 1 and the server's clock
 // in µs): it does not carry the single-primary guarantee.
 type QuorumLease struct {
-	parts  []*Lease // the parts granted, in deployment order
-	fences []int64  // per deployment: the part's fence, 0 where none was granted
-	need   int
+	need    int
+	budget  time.Duration // bounds each part's call (QuorumOptions.PartTimeout)
+	refresh bool
 
-	once   sync.Once
 	lost   chan struct{}
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	mu     sync.Mutex
-	nLost  int
-	err    error // the loss that left fewer than need parts
+
+	mu    sync.Mutex // guards the fields below
+	parts []*Lease   // per deployment: its part, nil where none was granted
+	nLost int
+	ended bool  // over: released, lost, or the attempt was refused
+	live  bool  // granted: parts added now start their auto-refresh
+	armed bool  // the parts' deadline timers are made (Lost, Context or Err was used)
+	err   error // the loss that left fewer than need parts
 }
 
-// startQuorum starts the auto-refresh of l's parts. A grant that arrives
-// after Client.Close started is released at once (bounded) and ErrClosed
+// newQuorumLease returns the lease of an attempt over n deployments, with
+// no part yet: parts are added by add as the deployments grant them.
+func newQuorumLease(n, need int, budget time.Duration, refresh bool) *QuorumLease {
+	q := &QuorumLease{need: need, budget: budget, refresh: refresh, lost: make(chan struct{}), parts: make([]*Lease, n)}
+	q.ctx, q.cancel = context.WithCancelCause(context.Background())
+	return q
+}
+
+// add makes l the part of deployment i. Once the lease has started (a
+// grant that came after the attempt was decided) it also starts the
+// part's auto-refresh; when the lease is over or the Client closed, it
+// releases the part in the background instead.
+func (q *QuorumLease) add(i int, l *Lease) {
+	q.mu.Lock()
+	if q.ended || l.c.closed.Load() {
+		q.mu.Unlock()
+		l.drop()
+		return
+	}
+	l.group, l.refresh = q, q.refresh
+	q.parts[i] = l
+	live, armed := q.live, q.armed
+	q.mu.Unlock()
+	if live {
+		l.c.startRefresh(l)
+		if armed {
+			armParts([]*Lease{l})
+		}
+	}
+}
+
+// start begins the life of a granted lease: the auto-refresh of its parts
+// (a part added later starts its own). A grant that arrives after
+// Client.Close started is released at once (bounded) and ErrClosed
 // returned: nothing is held.
-func (c *Client) startQuorum(l *QuorumLease, refresh bool) error {
-	for _, p := range l.parts {
+func (q *QuorumLease) start() error {
+	q.mu.Lock()
+	q.live = true
+	parts := q.heldLocked() // a part added from now on starts itself
+	q.mu.Unlock()
+	for _, p := range parts {
 		if p.c.closed.Load() {
+			q.end()
 			ctx, cancel := context.WithTimeout(context.Background(), cleanupTry)
 			defer cancel()
-			for _, p := range l.parts {
+			for _, p := range parts {
 				_, _ = p.c.run(ctx, p.ops.release, p.keys, p.releaseArgs())
 			}
 			return ErrClosed
 		}
 	}
-	for _, p := range l.parts {
-		p.refresh = refresh
+	for _, p := range parts {
 		p.c.startRefresh(p)
 	}
 	return nil
 }
 
+// end marks the lease over and releases its parts in the background; a
+// part granted later is released too.
+func (q *QuorumLease) end() {
+	q.mu.Lock()
+	q.ended = true
+	q.mu.Unlock()
+	for _, p := range q.held() {
+		p.drop()
+	}
+	q.cancel(context.Canceled)
+}
+
+// partLost counts a lost part; the loss that leaves fewer than need parts
+// loses the lease and gives up the other parts.
+func (q *QuorumLease) partLost(part *Lease, err error) {
+	q.mu.Lock()
+	q.nLost++
+	if q.err != nil || q.ended || q.count()-q.nLost >= q.need {
+		q.mu.Unlock()
+		return
+	}
+	q.err = fmt.Errorf("locker: quorum lost: %d of %d parts lost, the last %q: %w", q.nLost, q.count(), part.Name(), err)
+	q.ended = true
+	close(q.lost) // Lost first, as a Lease does
+	q.cancel(q.err)
+	parts := slices.Clone(q.parts)
+	q.mu.Unlock()
+	for _, p := range parts {
+		if p != nil && p != part {
+			p.drop()
+		}
+	}
+}
+
+// count returns the number of parts. The caller holds q.mu.
+func (q *QuorumLease) count() int {
+	n := 0
+	for _, p := range q.parts {
+		if p != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// held returns the parts, in deployment order.
+func (q *QuorumLease) held() []*Lease {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.heldLocked()
+}
+
+// heldLocked is held for a caller that holds q.mu.
+func (q *QuorumLease) heldLocked() []*Lease {
+	var ps []*Lease
+	for _, p := range q.parts {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
 // Parts returns the mutex lease of each deployment that granted the lock,
 // in the order of the Quorum's clients. Use them to read each part's
 // Fence or validity; release the QuorumLease, not the parts.
-func (q *QuorumLease) Parts() []*Lease { return slices.Clone(q.parts) }
+func (q *QuorumLease) Parts() []*Lease {
+	if q == nil {
+		return nil
+	}
+	return q.held()
+}
 
 // Fences returns the fence of each deployment, in the order of the
 // Quorum's clients: 0 for a deployment that did not grant this lease. See
 // QuorumLease for how a resource checks them.
-func (q *QuorumLease) Fences() []int64 { return slices.Clone(q.fences) }
+func (q *QuorumLease) Fences() []int64 {
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	fs := make([]int64, len(q.parts))
+	for i, p := range q.parts {
+		fs[i] = p.Fence() // 0 for a nil part
+	}
+	return fs
+}
 
 // Fence returns the largest fence of the parts. Unlike a Mutex fence it is
 // ordered across grants only as far as the deployments' clocks agree; see
 // QuorumLease.
-func (q *QuorumLease) Fence() int64 { return slices.Max(q.fences) }
+func (q *QuorumLease) Fence() int64 {
+	if q == nil {
+		return 0
+	}
+	return slices.Max(q.Fences())
+}
 
 // ValidUntil returns the time until which a majority of parts are valid:
-// the need-th latest validity deadline of the parts not lost. Each part's
-// deadline counts from before its call was sent and subtracts the drift
-// margin (Options.DriftFactor), so the time spent acquiring and the
-// servers' clock drift are both accounted for.
+// the need-th latest validity deadline of the parts not lost (the zero
+// Time when fewer are left). Each part's deadline counts from before its
+// call was sent and subtracts the drift margin (Options.DriftFactor), so
+// the time spent acquiring and the servers' clock drift are both
+// accounted for.
 func (q *QuorumLease) ValidUntil() time.Time {
+	if q == nil {
+		return time.Time{}
+	}
 	var ds []time.Time
-	for _, p := range q.parts {
+	for _, p := range q.held() {
 		if p.Err() == nil {
-			ds = append(ds, p.ValidUntil())
+			if d := p.ValidUntil(); !d.IsZero() {
+				ds = append(ds, d)
+			}
 		}
 	}
 	if len(ds) < q.need {
@@ -96,8 +233,11 @@ func (q *QuorumLease) ValidUntil() time.Time {
 
 // Valid reports whether a majority of parts are valid (see Lease.Valid).
 func (q *QuorumLease) Valid() bool {
+	if q == nil {
+		return false
+	}
 	n := 0
-	for _, p := range q.parts {
+	for _, p := range q.held() {
 		if p.Valid() {
 			n++
 		}
@@ -105,131 +245,178 @@ func (q *QuorumLease) Valid() bool {
 	return n >= q.need
 }
 
-// each runs f on every part concurrently and returns how many succeeded
-// and the failures, each prefixed with its deployment.
-func (q *QuorumLease) each(f func(i int, l *Lease) error) (ok int, errs []error) {
-	res := make([]error, len(q.parts))
-	var wg sync.WaitGroup
-	for i, l := range q.parts {
-		wg.Go(func() { res[i] = f(i, l) })
+// majority runs f on every part at once, each call bounded by the part
+// budget, and returns as soon as the answer is known: need parts
+// succeeded (ok true), or so many failed that need cannot be reached. The
+// calls still running go on in the background (tracked by Client.Close).
+// It also returns how many parts there were and the failures so far, each
+// prefixed with its deployment.
+func (q *QuorumLease) majority(ctx context.Context, f func(ctx context.Context, l *Lease) error) (ok bool, n int, errs []error) {
+	parts := q.held()
+	jans := make([]*janitor, len(parts))
+	for i, p := range parts {
+		jans[i] = p.c.jan
 	}
-	wg.Wait()
-	for i, err := range res {
-		if err == nil {
-			ok++
-			continue
+	good := 0
+	fanOut(ctx, jans, q.budget, true, func(ctx context.Context, i int) (struct{}, error) {
+		return struct{}{}, f(ctx, parts[i])
+	}, func(i int, _ struct{}, err error) bool {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("deployment of part %d (fence %d): %w", i, parts[i].Fence(), err))
+		} else {
+			good++
 		}
-		errs = append(errs, fmt.Errorf("deployment of part %d (fence %d): %w", i, q.parts[i].Fence(), err))
-	}
-	return ok, errs
+		return good >= q.need || len(parts)-len(errs) < q.need
+	}, nil)
+	return good >= q.need, len(parts), errs
 }
 
-// Unlock releases every part, concurrently (one round trip), with each
-// part's Lease.Unlock semantics. It returns nil when every part was
-// released or had already expired on its deployment (a deployment that
-// restarted without its data); otherwise the parts' errors joined. A part
-// whose release had an unknown outcome is retried in the background, as
-// Lease.Unlock does.
+// Unlock releases the parts, all at once, with each part's Lease.Unlock
+// semantics, and returns as soon as a majority was released (or had
+// already expired, on a deployment that restarted without its data): nil,
+// and the lease's Context is cancelled. The other parts' releases go on in
+// the background, each bounded by QuorumOptions.PartTimeout and then
+// retried in the background as Lease.Unlock does, tracked by Client.Close.
+// When a majority could not be released it returns the parts' errors
+// joined; the lease is over (Context cancelled) only if fewer than a
+// majority are still held (a release refused by the server, NOPERM or a
+// nil ctx, leaves its part held: call Unlock again).
 func (q *QuorumLease) Unlock(ctx context.Context) error {
 	if q == nil {
 		return nil
 	}
-	_, errs := q.each(func(_ int, l *Lease) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
+	ok, n, errs := q.majority(ctx, func(ctx context.Context, l *Lease) error {
 		if err := l.Unlock(ctx); err != nil && !errors.Is(err, ErrExpired) {
 			return err
 		}
 		return nil
 	})
-	q.arm()
-	q.cancel(context.Canceled)
-	return errors.Join(errs...)
+	left := 0
+	for _, p := range q.held() {
+		if !p.over() {
+			left++
+		}
+	}
+	if ok || left < q.need {
+		q.mu.Lock()
+		q.ended = true // a part granted late is released
+		q.mu.Unlock()
+		q.cancel(context.Canceled)
+	}
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("locker: quorum unlock: a majority (%d of %d parts) was not released: %w", q.need, n, errors.Join(errs...))
 }
 
-// Extend extends every part to ttl, concurrently (one round trip), with
-// each part's Lease.Extend semantics. It returns nil when a majority of
-// parts were extended (a part that could not be is lost or keeps its old
-// deadline, and ValidUntil counts only the majority), and otherwise the
-// parts' errors joined.
+// Extend extends the parts to ttl, all at once, with each part's
+// Lease.Extend semantics, and returns as soon as a majority answered: nil
+// only when a majority was extended and the lease is still valid after
+// the call (ValidUntil, which counts only the parts' confirmed deadlines,
+// has not passed); an error matching ErrExpired when the extensions were
+// granted but came back after the lease's validity ended (the lease is
+// not valid: Valid reports false); otherwise the parts' errors joined.
+// The other parts' calls go on in the background, each bounded by
+// QuorumOptions.PartTimeout (a part that could not be extended keeps its
+// old deadline, or is lost).
 func (q *QuorumLease) Extend(ctx context.Context, ttl time.Duration) error {
 	if q == nil {
 		return fmt.Errorf("%w: nil lease", ErrExpired)
 	}
-	ok, errs := q.each(func(_ int, l *Lease) error { return l.Extend(ctx, ttl) })
-	if ok >= q.need {
-		return nil
+	if ctx == nil {
+		return ErrNilContext
 	}
-	return fmt.Errorf("locker: quorum extend: %d of %d parts extended, %d needed: %w", ok, len(q.parts), q.need, errors.Join(errs...))
+	if _, err := validTTL(ttl); err != nil {
+		return err
+	}
+	ok, n, errs := q.majority(ctx, func(ctx context.Context, l *Lease) error { return l.Extend(ctx, ttl) })
+	if !ok {
+		return fmt.Errorf("locker: quorum extend: fewer than %d of %d parts extended: %w", q.need, n, errors.Join(errs...))
+	}
+	if !q.Valid() {
+		return fmt.Errorf("%w: quorum extend: a majority was extended, but the lease's validity ended before the replies came back", ErrExpired)
+	}
+	return nil
 }
 
 // TTL returns the time a majority of parts have left as their servers
-// count it (the need-th longest), asking every part concurrently (one round
-// trip). It fails, with the parts' errors joined, when fewer than a
-// majority answered that they hold the lock.
+// count it (the need-th longest), asking every part at once and returning
+// as soon as a majority answered. It fails, with the parts' errors joined,
+// when fewer than a majority answered that they hold the lock.
 func (q *QuorumLease) TTL(ctx context.Context) (time.Duration, error) {
 	if q == nil {
 		return 0, fmt.Errorf("%w: nil lease", ErrExpired)
 	}
-	ttls := make([]time.Duration, len(q.parts))
-	ok, errs := q.each(func(i int, l *Lease) (err error) {
-		ttls[i], err = l.TTL(ctx)
+	if ctx == nil {
+		return 0, ErrNilContext
+	}
+	var (
+		mu   sync.Mutex
+		ttls []time.Duration
+	)
+	ok, n, errs := q.majority(ctx, func(ctx context.Context, l *Lease) error {
+		d, err := l.TTL(ctx)
+		if err == nil {
+			mu.Lock()
+			ttls = append(ttls, d)
+			mu.Unlock()
+		}
 		return err
 	})
-	if ok < q.need {
-		return 0, fmt.Errorf("locker: quorum ttl: %d of %d parts hold it, %d needed: %w", ok, len(q.parts), q.need, errors.Join(errs...))
+	if !ok {
+		return 0, fmt.Errorf("locker: quorum ttl: fewer than %d of %d parts hold it: %w", q.need, n, errors.Join(errs...))
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	slices.SortFunc(ttls, func(a, b time.Duration) int { return int(b - a) })
 	return ttls[q.need-1], nil
 }
 
 // Lost returns a channel closed when so many parts are lost (see
 // Lease.Lost) that fewer than a majority are left. Unlock does not close
-// it.
+// it. For a nil lease it returns a closed channel.
 func (q *QuorumLease) Lost() <-chan struct{} {
+	if q == nil {
+		return closedCh
+	}
 	q.arm()
 	return q.lost
 }
 
 // Context returns a context cancelled when the lease is lost (cause: the
-// loss that left too few parts) or released.
+// loss that left too few parts) or released by Unlock.
 func (q *QuorumLease) Context() context.Context {
+	if q == nil {
+		return (*Lease)(nil).Context()
+	}
 	q.arm()
 	return q.ctx
 }
 
 // Err returns the loss that left fewer than a majority of parts, or nil.
 func (q *QuorumLease) Err() error {
+	if q == nil {
+		return fmt.Errorf("%w: nil lease", ErrExpired)
+	}
 	q.arm()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.err
 }
 
-// arm starts, once, a goroutine per part that ends with the part (lost or
-// released): a loss is counted, and the loss that leaves fewer than need
-// parts loses the lease; a release (Unlock) cancels its context.
+// arm makes, once, the parts' deadline timers (see Lease.Lost), so that a
+// lease that is not auto-refreshed is lost at its validity deadline too; a
+// part added later is armed by add.
 func (q *QuorumLease) arm() {
-	q.once.Do(func() {
-		q.lost = make(chan struct{})
-		q.ctx, q.cancel = context.WithCancelCause(context.Background())
-		spare := len(q.parts) - q.need
-		for _, l := range q.parts {
-			done := l.Context().Done()
-			go func() {
-				<-done
-				err := l.Err()
-				if err == nil {
-					q.cancel(context.Canceled) // released
-					return
-				}
-				q.mu.Lock()
-				q.nLost++
-				if q.nLost > spare && q.err == nil {
-					q.err = fmt.Errorf("locker: quorum lost: %d of %d parts lost, the last %q: %w", q.nLost, len(q.parts), l.Name(), err)
-					close(q.lost) // Lost first, as a Lease does
-					q.cancel(q.err)
-				}
-				q.mu.Unlock()
-			}()
-		}
-	})
+	q.mu.Lock()
+	if q.armed {
+		q.mu.Unlock()
+		return
+	}
+	q.armed = true
+	q.mu.Unlock()
+	armParts(q.held())
 }

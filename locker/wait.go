@@ -41,6 +41,13 @@ const wakeSlack = time.Millisecond
 // channel (a release that hands the lock, or permits, to this waiter wakes
 // only it), or a MultiLock's other names.
 func (c *Client) wait(ctx context.Context, name string, alone bool, own []string, try attempt) (*Lease, error) {
+	return c.waitJoin(ctx, name, alone, own, 0, try)
+}
+
+// waitJoin is wait with subscribing to the wake channels bounded by
+// joinFor (0: by ctx alone), for a lock over several deployments, where
+// the one wait subscribes on may be the one that is silent.
+func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []string, joinFor time.Duration, try attempt) (*Lease, error) {
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, notObtained(name, cerr)
 	}
@@ -87,7 +94,12 @@ func (c *Client) wait(ctx context.Context, name string, alone bool, own []string
 		}
 		if !joined && !broken {
 			joined = true
-			wake, leave = c.joinWake(ctx, c.Key(name)+":wake", alone)
+			jctx, cancel := ctx, context.CancelFunc(func() {})
+			if joinFor > 0 {
+				jctx, cancel = context.WithTimeout(ctx, joinFor)
+			}
+			wake, leave = c.joinWake(jctx, c.Key(name)+":wake", alone)
+			cancel()
 			if wake != nil && len(own) > 0 {
 				ch := make(chan struct{}, 1)
 				var leaves []func(bool)
@@ -142,13 +154,14 @@ func (c *Client) wait(ctx context.Context, name string, alone bool, own []string
 // waitFor is wait for a lock kind whose grant is more than one Lease (a
 // MultiLease, a QuorumLease): try makes one attempt (waited: not the
 // first) and returns the grant and one of its parts, which wait needs;
-// waitFor returns the grant and the number of attempts.
-func waitFor[G any](c *Client, ctx context.Context, name string, own []string, try func(ctx context.Context, waited bool) (G, *Lease, time.Duration, error)) (G, int, error) {
+// joinFor bounds subscribing (see waitJoin); waitFor returns the grant
+// and the number of attempts.
+func waitFor[G any](c *Client, ctx context.Context, name string, own []string, joinFor time.Duration, try func(ctx context.Context, waited bool) (G, *Lease, time.Duration, error)) (G, int, error) {
 	var (
 		out   G
 		tries int
 	)
-	_, err := c.wait(ctx, name, false, own, func(ctx context.Context) (*Lease, time.Duration, error) {
+	_, err := c.waitJoin(ctx, name, false, own, joinFor, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
 		g, part, pttl, err := try(ctx, tries > 1)
 		if err != nil {

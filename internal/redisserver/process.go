@@ -55,6 +55,7 @@ func (p *proc) stop() {
 	if p == nil || p.exited() {
 		return
 	}
+	_ = p.cmd.Process.Signal(syscall.SIGCONT) // a frozen server (Freeze) must run to exit
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		_ = p.cmd.Process.Kill()
 	}
