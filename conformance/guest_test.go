@@ -57,33 +57,41 @@ func TestGuest(t *testing.T) {
 
 			got := conformance.RunStandaloneRules(t, d, guestRules...)
 
-			after := guestState(t, srv)
-			t.Logf("after: appendonly %s; ACL LIST %q", after.config["appendonly"], after.acl)
-			assert.Equal(t, "yes", after.config["appendonly"], "CONFIG GET appendonly after the rules: the suite must leave it as it found it")
-			assert.Equal(t, before.acl, after.acl, "ACL LIST after the rules: the suite must add no user and leave every user as it found it")
-			for k, v := range before.config {
-				assert.Equal(t, v, after.config[k], "CONFIG GET %s after the rules (was %q)", k, v)
-			}
-			for k, v := range after.config {
-				if _, ok := before.config[k]; !ok {
-					t.Errorf("CONFIG GET * after the rules lists %s = %q, which it did not before", k, v)
+			// Named like a rule of the standalone deployment, so that
+			// scripts/compat.sh reports it in that cell.
+			t.Run("deployment=standalone/Guest/LeftAsFound", func(t *testing.T) {
+				t.Logf("rule: %s", guestRule)
+				after := guestState(t, srv)
+				t.Logf("after: appendonly %s; ACL LIST %q", after.config["appendonly"], after.acl)
+				assert.Equal(t, "yes", after.config["appendonly"], "CONFIG GET appendonly after the rules: the suite must leave it as it found it")
+				assert.Equal(t, before.acl, after.acl, "ACL LIST after the rules: the suite must add no user and leave every user as it found it")
+				for k, v := range before.config {
+					assert.Equal(t, v, after.config[k], "CONFIG GET %s after the rules (was %q)", k, v)
 				}
-			}
-			for _, r := range guestRules {
-				o, ran := got[r]
-				if !assert.True(t, ran, "rule %s did not run", r) {
-					continue
+				for k, v := range after.config {
+					if _, ok := before.config[k]; !ok {
+						t.Errorf("CONFIG GET * after the rules lists %s = %q, which it did not before", k, v)
+					}
 				}
-				if word, na := guestNotApplicable[r]; na {
-					assert.True(t, o.Skipped, "rule %s on a server the suite did not start, without DEBUG: want it reported not applicable", r)
-					assert.Contains(t, o.NotApplicable, word, "rule %s: the reason it is not applicable", r)
-				} else {
-					assert.False(t, o.Skipped, "rule %s: want it run on a server the suite did not start, got not applicable (%s)", r, o.NotApplicable)
+				for _, r := range guestRules {
+					o, ran := got[r]
+					if !assert.True(t, ran, "rule %s did not run", r) {
+						continue
+					}
+					if word, na := guestNotApplicable[r]; na {
+						assert.True(t, o.Skipped, "rule %s on a server the suite did not start, without DEBUG: want it reported not applicable", r)
+						assert.Contains(t, o.NotApplicable, word, "rule %s: the reason it is not applicable", r)
+					} else {
+						assert.False(t, o.Skipped, "rule %s: want it run on a server the suite did not start, got not applicable (%s)", r, o.NotApplicable)
+					}
 				}
-			}
+			})
 		})
 	}
 }
+
+// guestRule is the sentence of the rule TestGuest checks.
+const guestRule = "On a server the suite did not start (SCRIPTLOCK_REDIS_ADDR; started with appendonly yes and DEBUG refused), the rules that change settings or need a server of its own leave every setting (CONFIG GET *, appendonly still yes) and the ACL users (ACL LIST) as they found them, and those that cannot run there (a restart, DEBUG) report themselves not applicable with the reason."
 
 // serverState is what TestGuest compares before and after the rules.
 type serverState struct {
