@@ -33,7 +33,7 @@ var ACLCommands = []string{
 var aclCases = []testCase{
 	{
 		name:  "ACL/LeastPrivilege",
-		rule:  "A Redis ACL user allowed only the Client's key and channel prefix and the commands in ACLCommands can lock, wait, extend, unlock and claim, take read and write locks, and acquire, extend and release semaphore permits (SetPermits too); a Client whose prefix lies outside the pattern fails with NOPERM and holds nothing.",
+		rule:  "A Redis ACL user (made for the case with a random name and password, deleted after it) allowed only the Client's key and channel prefix and the commands in ACLCommands can lock, wait, extend, unlock and claim, take read and write locks, and acquire, extend and release semaphore permits (SetPermits too); a Client whose prefix lies outside the pattern fails with NOPERM and holds nothing.",
 		check: checkACL,
 	},
 }
@@ -42,9 +42,10 @@ func checkACL(t *testing.T, e *env) {
 	if e.d.driver.Authenticated == nil {
 		t.Skipf("driver %s declares no ACL support (Driver.Authenticated is nil)", e.d.driver.Name)
 	}
-	const user, pw = "scriptlock-acl", "acl-secret"
+	// A fresh user with a random password, deleted after the case.
+	user, pw := e.randomACLUser()
 	rules := append([]string{"~" + e.prefix + "*", "&" + e.prefix + "*"}, e.aclCommands()...)
-	require.NoError(t, e.d.admin.CreateACLUser(e.ctx, user, pw, rules...), "call: admin ACL SETUSER %s %v", user, rules)
+	require.NoError(t, e.d.admin.CreateACLUser(e.ctx, user, pw, rules...), "call: admin ACL SETUSER %s <password> %v", user, rules)
 	s := e.d.driver.Authenticated(t, e.d.addrs, e.d.admin.cluster() != nil, user, pw)
 
 	c := e.clientOn(s, nil)

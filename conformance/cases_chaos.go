@@ -149,6 +149,7 @@ func checkChaosPause(t *testing.T, e *env) {
 }
 
 func checkChaosRestart(t *testing.T, e *env) {
+	e.needsOwnedServer("restarts the locks' node without persistence")
 	const ttl = time.Second
 	c := e.client(nil)
 	held := holdAutoRefreshed(t, e, c, 4, ttl)
@@ -187,6 +188,7 @@ var clusterChaosCases = []testCase{
 }
 
 func checkChaosFailover(t *testing.T, e *env) {
+	e.needsOwnedServer("fails a master over to its replica (CLUSTER FAILOVER) and leaves it so")
 	cl := e.d.admin.cluster()
 	c := e.client(nil)
 	master, err := cl.NodeFor(e.ctx, c.Key("failover"))
@@ -223,6 +225,7 @@ func checkChaosFailover(t *testing.T, e *env) {
 }
 
 func checkChaosReshard(t *testing.T, e *env) {
+	e.needsOwnedServer("moves a slot to another master and leaves it there")
 	cl := e.d.admin.cluster()
 	c := e.client(nil)
 	w := newWorkload(e, time.Second, nil)

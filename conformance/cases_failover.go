@@ -90,6 +90,7 @@ func failoverRound(t *testing.T, e *env, c *locker.Client, name string) (l, seco
 }
 
 func checkFailoverAcked(t *testing.T, e *env) {
+	e.needsOwnedServer("has replicas take over their masters (CLUSTER FAILOVER TAKEOVER) and leaves them so")
 	if _, ok := e.s.(locker.Acknowledger); !ok {
 		t.Skipf("driver %s declares no acknowledgement support (its Scripter does not implement locker.Acknowledger)", e.d.driver.Name)
 	}
@@ -113,6 +114,7 @@ func checkFailoverAcked(t *testing.T, e *env) {
 }
 
 func checkFailoverUnacked(t *testing.T, e *env) {
+	e.needsOwnedServer("has replicas take over their masters (CLUSTER FAILOVER TAKEOVER) and leaves them so")
 	c := e.client(nil)
 	lost := 0
 	for i := range failoverRounds {

@@ -24,6 +24,7 @@ func init() {
 const migrateCall = 5 * time.Second
 
 func checkLeaseOpsDuringMigration(t *testing.T, e *env) {
+	e.needsOwnedServer("migrates a slot to another master and leaves it there")
 	cl := e.d.admin.cluster()
 	c := e.client(nil)
 	// Three names whose keys share one slot (escaping leaves these names

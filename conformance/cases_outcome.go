@@ -510,6 +510,7 @@ func disarmAll(arms []*faultArm) {
 
 // checkOutcomeFenceRestart: finding 14.
 func checkOutcomeFenceRestart(t *testing.T, e *env) {
+	e.needsOwnedServer("restarts the lock's node without persistence")
 	o := newOutcome(t, e)
 	const name = "fence-restart"
 	rw := e.rw(o.c, name, outcomeTTL, nil)

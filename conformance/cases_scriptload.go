@@ -59,6 +59,7 @@ func killReplica(t *testing.T, cl *redisserver.Cluster) *redisserver.Server {
 }
 
 func checkScriptLoadDeadReplica(t *testing.T, e *env) {
+	e.needsOwnedServer("kills a replica of the Cluster (SIGKILL) and restarts it")
 	cl := e.d.admin.cluster()
 	cs := &countingScripter{Scripter: e.s}
 	c := e.clientOn(cs, nil)

@@ -95,6 +95,7 @@ func (s *stallTally) add(call string, err error) {
 }
 
 func checkStallDebugSleep(t *testing.T, e *env) {
+	e.needsDebug()
 	c := e.client(nil)
 	// Two mutexes and a read-write lock, all in one slot (on one node).
 	names := sameSlotNames("stall-a", "stall-b-", "stall-rw-")

@@ -16,9 +16,17 @@
 // and a 3-master Cluster, on free loopback ports) and stops them at the end.
 // Set SCRIPTLOCK_REDIS_ADDR (host:port) and SCRIPTLOCK_CLUSTER_ADDRS
 // (comma-separated host:port of the masters) to run against an existing
-// deployment instead; the suite then writes only keys under the prefix
-// "sltest:" and runs SCRIPT FLUSH, CLIENT PAUSE and CLIENT KILL on it, so
-// never point it at production.
+// deployment instead. The suite is then a guest there: it writes only keys
+// under the prefix "sltest:" (deleted, or expiring within about 30 s);
+// every setting a rule changes (appendonly, with CONFIG SET) is read first
+// and set back after the rule, whatever happened; the ACL user a rule
+// creates has a random name and password and is deleted after it; and a
+// rule that needs a deployment the suite owns (it restarts or kills a
+// node, fails a master over or moves a slot) or a command the server
+// refuses (DEBUG, tried once with DEBUG SLEEP 0; CONFIG) reports itself
+// not applicable (skipped, with the reason) instead of failing. It still
+// runs SCRIPT FLUSH, CLIENT PAUSE and CLIENT KILL there, which reach every
+// client of the server, so never point it at production.
 //
 // Every case is a rule: a name (the subtest name, "Group/Rule"), the rule
 // sentence, and a check. Each case gets a fresh key prefix and a timeout,

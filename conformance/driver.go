@@ -73,48 +73,71 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 	if d.Standalone == nil {
 		t.Fatal("conformance: Driver.Standalone is nil")
 	}
+	inGroups := func(c testCase) bool {
+		g, _, _ := strings.Cut(c.name, "/")
+		return slices.Contains(groups, g)
+	}
 	// The standalone server outlives its subtest: its key-leak check
 	// (which may wait for keys to expire) runs while the Cluster cases do.
-	srv := redisserver.StartStandalone(t)
-	var watch *keyWatch
-	t.Run("deployment=standalone", func(t *testing.T) {
-		s := d.Standalone(t, srv.Addr)
-		dep := &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}}
-		logServer(t, dep.admin, "")
-		runCases(t, dep, groups)
-		watch = watchKeys(dep)
-	})
+	watch := runStandalone(t, d, inGroups, nil)
 	t.Run("deployment=cluster", func(t *testing.T) {
 		if d.Cluster == nil {
 			t.Skipf("driver %s declares no Cluster support", d.Name)
 		}
 		c := redisserver.StartClusterWithReplicas(t)
 		s := d.Cluster(t, c.Addrs)
-		dep := &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs}
+		dep := &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs, owned: !c.External()}
 		logServer(t, dep.admin, "")
-		runCases(t, dep, groups)
+		runCases(t, dep, inGroups)
 		w := watchKeys(dep)
 		t.Run("Leak/NoKeysLeft", w.report)
 		w.stop()
 	})
+	reportStandalone(t, watch)
+}
+
+// runStandalone runs the rules keep selects on the standalone server
+// (started, or named by SCRIPTLOCK_REDIS_ADDR) as subtests
+// "deployment=standalone/<rule>", and returns its key-leak check, started
+// once they ran (nil when the subtest failed before), for
+// reportStandalone.
+func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func(rule string, skipped bool, reason string)) *keyWatch {
+	t.Helper()
+	srv := redisserver.StartStandalone(t)
+	var watch *keyWatch
+	t.Run("deployment=standalone", func(t *testing.T) {
+		s := d.Standalone(t, srv.Addr)
+		dep := &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: record}
+		logServer(t, dep.admin, "")
+		runCases(t, dep, keep)
+		watch = watchKeys(dep)
+	})
+	return watch
+}
+
+// reportStandalone reports the standalone key-leak check as
+// "deployment=standalone/Leak/NoKeysLeft" (named as if nested: -run
+// patterns select it with the standalone cases).
+func reportStandalone(t *testing.T, watch *keyWatch) {
 	if watch != nil {
-		// Named as if nested: -run patterns select it with the
-		// standalone cases.
 		t.Run("deployment=standalone/Leak/NoKeysLeft", watch.report)
 		watch.stop()
 	}
 }
 
-func runCases(t *testing.T, d *deployment, groups []string) {
+func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 	for _, c := range allCases() {
-		g, _, _ := strings.Cut(c.name, "/")
-		if !slices.Contains(groups, g) || c.clusterOnly && d.admin.cluster() == nil {
+		if !keep(c) || c.clusterOnly && d.admin.cluster() == nil {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Cleanup(func() { checkGoroutines(t) }) // runs last, after the case's clients closed
 			t.Logf("rule: %s", c.rule)
-			c.check(t, newEnv(t, d))
+			e := newEnv(t, d)
+			if d.record != nil {
+				t.Cleanup(func() { d.record(c.name, t.Skipped(), e.naReason) })
+			}
+			c.check(t, e)
 		})
 	}
 }

@@ -35,6 +35,18 @@ type deployment struct {
 	admin    admin
 	driver   Driver
 	addrs    []string
+	// owned is set when the suite started the deployment's servers itself
+	// (no SCRIPTLOCK_REDIS_ADDR / SCRIPTLOCK_CLUSTER_ADDRS): only then may
+	// a rule restart or kill a node, or move its slots or masters.
+	owned bool
+
+	// record, when set, is told each case's outcome once it ended: whether
+	// it was skipped, and why when it was found not applicable.
+	record func(rule string, skipped bool, reason string)
+
+	debugMu    sync.Mutex
+	debugKnown bool  // debugErr is known (see env.debugRefusal)
+	debugErr   error // the server's refusal of DEBUG, or nil
 }
 
 // admin is what the suite does to the server behind the driver's back.
@@ -52,6 +64,10 @@ type admin interface {
 	Restart(ctx context.Context, key string) error
 	// CreateACLUser creates (or replaces) an ACL user on every node.
 	CreateACLUser(ctx context.Context, user, password string, rules ...string) error
+	// DeleteACLUser deletes an ACL user on every node (none is not an error).
+	DeleteACLUser(ctx context.Context, user string) error
+	// Node returns the server (the master, on a Cluster) that owns key.
+	Node(ctx context.Context, key string) (*redisserver.Server, error)
 	// cluster returns the Cluster, or nil on a standalone server.
 	cluster() *redisserver.Cluster
 }
@@ -71,8 +87,14 @@ func (a standaloneAdmin) ClientKill(ctx context.Context, typ string) error {
 }
 func (a standaloneAdmin) Restart(ctx context.Context, _ string) error { return a.s.Restart(ctx) }
 func (a standaloneAdmin) cluster() *redisserver.Cluster               { return nil }
+func (a standaloneAdmin) Node(context.Context, string) (*redisserver.Server, error) {
+	return a.s, nil
+}
 func (a standaloneAdmin) CreateACLUser(ctx context.Context, user, pw string, rules ...string) error {
 	return a.s.CreateACLUser(ctx, user, pw, rules...)
+}
+func (a standaloneAdmin) DeleteACLUser(ctx context.Context, user string) error {
+	return a.s.DeleteACLUser(ctx, user)
 }
 
 type clusterAdmin struct{ c *redisserver.Cluster }
@@ -81,8 +103,14 @@ func (a clusterAdmin) ClientKill(ctx context.Context, typ string) error {
 	return a.c.ClientKill(ctx, typ)
 }
 func (a clusterAdmin) cluster() *redisserver.Cluster { return a.c }
+func (a clusterAdmin) Node(ctx context.Context, key string) (*redisserver.Server, error) {
+	return a.c.NodeFor(ctx, key)
+}
 func (a clusterAdmin) CreateACLUser(ctx context.Context, user, pw string, rules ...string) error {
 	return a.c.CreateACLUser(ctx, user, pw, rules...)
+}
+func (a clusterAdmin) DeleteACLUser(ctx context.Context, user string) error {
+	return a.c.DeleteACLUser(ctx, user)
 }
 
 func (a clusterAdmin) Restart(ctx context.Context, key string) error {
@@ -116,6 +144,8 @@ type env struct {
 
 	rawMu sync.Mutex
 	raw   map[string]bool // raw keys handed out by key, deleted after the case
+
+	naReason string // why the case is not applicable (see notApplicable), or ""
 }
 
 func newEnv(t *testing.T, d *deployment) *env {

@@ -56,6 +56,16 @@ func TestACL(t *testing.T) {
 	assert.Nil(t, got, "data is lost")
 	_, err = s.DoAs(ctx, user, "new", "PING")
 	assertNoPerm(t, err)
+
+	// A deleted user is gone, and stays gone across Restart; deleting it
+	// again is not an error.
+	require.NoError(t, s.DeleteACLUser(ctx, user))
+	_, err = s.DoAs(ctx, user, "new", "PING")
+	assertWrongPass(t, err)
+	require.NoError(t, s.DeleteACLUser(ctx, user))
+	require.NoError(t, s.Restart(ctx))
+	_, err = s.DoAs(ctx, user, "new", "PING")
+	assertWrongPass(t, err)
 }
 
 // assertNoPerm checks that err is Redis's NOPERM refusal.

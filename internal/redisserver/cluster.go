@@ -49,6 +49,11 @@ type Cluster struct {
 	mu       sync.Mutex // guards the elements of Nodes and Replicas
 }
 
+// External reports whether c is an existing Cluster named by
+// [EnvClusterAddrs], not one this package started: its nodes are never
+// stopped, killed or restarted by this package.
+func (c *Cluster) External() bool { return c.external }
+
 // StartCluster starts a Redis Cluster of three masters and no replicas, each
 // a redis-server on free loopback ports (client and cluster bus), with
 // cluster-node-timeout 2000, no persistence and its own temporary directory

@@ -26,7 +26,8 @@
 //	                                            StartClusterWithReplicas
 //
 // Such external servers are never started, stopped or restarted by this
-// package; [Server.Restart], [Server.Stop] and [Server.Kill] fail on them.
+// package; [Server.Restart], [Server.Stop] and [Server.Kill] fail on them,
+// and [Server.External] and [Cluster.External] tell them apart.
 //
 // The admin helpers ([Server.Do], [Server.ScriptFlush], [Server.ClientKill],
 // [Server.Pause], [Server.Restart], ...) talk RESP2 over a fresh connection
@@ -48,7 +49,8 @@
 //     [Cluster.OtherMaster] to pick the slot and the target.
 //
 // [Server.CreateACLUser] and [Cluster.CreateACLUser] make a restricted ACL
-// user, and [Server.DoAs] runs a command as that user.
+// user, [Server.DeleteACLUser] and [Cluster.DeleteACLUser] delete it, and
+// [Server.DoAs] runs a command as that user.
 //
 // The package uses only the standard library.
 package redisserver

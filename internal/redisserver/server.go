@@ -232,6 +232,11 @@ func (s *Server) Restart(ctx context.Context) error {
 	return nil
 }
 
+// External reports whether s is an external server (named by
+// [EnvRedisAddr] or [EnvClusterAddrs], or a node of such a Cluster): one
+// this package did not start and so never stops, kills or restarts.
+func (s *Server) External() bool { return s.external }
+
 // externalErr explains why op cannot run on an external server.
 func (s *Server) externalErr(op string) error {
 	return fmt.Errorf("redisserver: %s %s: external server (named by %s or %s), not started by this package", op, s.Addr, EnvRedisAddr, EnvClusterAddrs)

@@ -1,0 +1,44 @@
+package conformance
+
+import (
+	"slices"
+	"sync"
+	"testing"
+)
+
+// Outcome is how one rule ended in RunStandaloneRules.
+type Outcome struct {
+	Skipped bool
+	// NotApplicable is why the rule reported itself not applicable, or "".
+	NotApplicable string
+}
+
+// RunStandaloneRules runs only the named rules (full names, "Group/Rule"),
+// and only on the standalone deployment (the server StartStandalone
+// returns: the one SCRIPTLOCK_REDIS_ADDR names, when set), followed by its
+// key-leak check, and returns how each rule that ran ended. It fails t
+// when a name is not a rule.
+func RunStandaloneRules(t *testing.T, d Driver, rules ...string) map[string]Outcome {
+	t.Helper()
+	var names []string
+	for _, c := range allCases() {
+		names = append(names, c.name)
+	}
+	for _, r := range rules {
+		if !slices.Contains(names, r) {
+			t.Fatalf("conformance: no rule %q", r)
+		}
+	}
+	var mu sync.Mutex
+	out := map[string]Outcome{}
+	record := func(rule string, skipped bool, reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		out[rule] = Outcome{Skipped: skipped, NotApplicable: reason}
+	}
+	keep := func(c testCase) bool { return slices.Contains(rules, c.name) }
+	reportStandalone(t, runStandalone(t, d, keep, record))
+	mu.Lock()
+	defer mu.Unlock()
+	return out
+}

@@ -1,0 +1,194 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/conformance"
+	"github.com/scriptlock/scriptlock/internal/redisserver"
+	"github.com/scriptlock/scriptlock/internal/testdrivers"
+)
+
+// guestRules are the rules that change a server's settings (CONFIG SET,
+// ACL users) or need a server the suite owns (a restart) or DEBUG: the
+// ones TestGuest runs on a server the suite did not start.
+var guestRules = []string{
+	"Ack/ScripterAcks",
+	"Ack/Fsync",
+	"ACL/LeastPrivilege",
+	"Chaos/Restart",
+	"Outcome/Fence/ReadAfterRestart",
+	"Stall/DebugSleep",
+}
+
+// guestNotApplicable are the guest rules that must report themselves not
+// applicable there, each with a word its reason must hold.
+var guestNotApplicable = map[string]string{
+	"Chaos/Restart":                  redisserver.EnvRedisAddr,
+	"Outcome/Fence/ReadAfterRestart": redisserver.EnvRedisAddr,
+	"Stall/DebugSleep":               "DEBUG",
+}
+
+// TestGuest checks that the suite is a good guest on a server it did not
+// start: against a redis-server started here as a user would (appendonly
+// yes, DEBUG refused: --enable-debug-command no, or DEBUG renamed away
+// before Redis 7.0, which has no such directive), pointed at by
+// SCRIPTLOCK_REDIS_ADDR, the rules that touch server state leave every
+// setting (CONFIG GET *, appendonly still yes) and the ACL users (ACL
+// LIST) as they found them, and those that cannot run there report
+// themselves not applicable with the reason.
+func TestGuest(t *testing.T) {
+	for _, d := range testdrivers.All() {
+		t.Run("driver="+d.Name, func(t *testing.T) {
+			srv := startByHand(t)
+			before := guestState(t, srv)
+			require.Equal(t, "yes", before.config["appendonly"], "CONFIG GET appendonly on the server started with --appendonly yes")
+			t.Logf("before: appendonly %s; ACL LIST %q", before.config["appendonly"], before.acl)
+
+			got := conformance.RunStandaloneRules(t, d, guestRules...)
+
+			// Named like a rule of the standalone deployment, so that
+			// scripts/compat.sh reports it in that cell.
+			t.Run("deployment=standalone/Guest/LeftAsFound", func(t *testing.T) {
+				t.Logf("rule: %s", guestRule)
+				after := guestState(t, srv)
+				t.Logf("after: appendonly %s; ACL LIST %q", after.config["appendonly"], after.acl)
+				assert.Equal(t, "yes", after.config["appendonly"], "CONFIG GET appendonly after the rules: the suite must leave it as it found it")
+				assert.Equal(t, before.acl, after.acl, "ACL LIST after the rules: the suite must add no user and leave every user as it found it")
+				for k, v := range before.config {
+					assert.Equal(t, v, after.config[k], "CONFIG GET %s after the rules (was %q)", k, v)
+				}
+				for k, v := range after.config {
+					if _, ok := before.config[k]; !ok {
+						t.Errorf("CONFIG GET * after the rules lists %s = %q, which it did not before", k, v)
+					}
+				}
+				for _, r := range guestRules {
+					o, ran := got[r]
+					if !assert.True(t, ran, "rule %s did not run", r) {
+						continue
+					}
+					if word, na := guestNotApplicable[r]; na {
+						assert.True(t, o.Skipped, "rule %s on a server the suite did not start, without DEBUG: want it reported not applicable", r)
+						assert.Contains(t, o.NotApplicable, word, "rule %s: the reason it is not applicable", r)
+					} else {
+						assert.False(t, o.Skipped, "rule %s: want it run on a server the suite did not start, got not applicable (%s)", r, o.NotApplicable)
+					}
+				}
+			})
+		})
+	}
+}
+
+// guestRule is the sentence of the rule TestGuest checks.
+const guestRule = "On a server the suite did not start (SCRIPTLOCK_REDIS_ADDR; started with appendonly yes and DEBUG refused), the rules that change settings or need a server of its own leave every setting (CONFIG GET *, appendonly still yes) and the ACL users (ACL LIST) as they found them, and those that cannot run there (a restart, DEBUG) report themselves not applicable with the reason."
+
+// serverState is what TestGuest compares before and after the rules.
+type serverState struct {
+	config map[string]string // CONFIG GET *
+	acl    []string          // ACL LIST
+}
+
+func guestState(t *testing.T, s *redisserver.Server) serverState {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st := serverState{config: map[string]string{}}
+	v, err := s.Do(ctx, "CONFIG", "GET", "*")
+	require.NoError(t, err, "call: CONFIG GET *")
+	kv, _ := v.([]any)
+	for i := 0; i+1 < len(kv); i += 2 {
+		k, _ := kv[i].(string)
+		val, _ := kv[i+1].(string)
+		st.config[k] = val
+	}
+	v, err = s.Do(ctx, "ACL", "LIST")
+	require.NoError(t, err, "call: ACL LIST")
+	users, _ := v.([]any)
+	for _, u := range users {
+		st.acl = append(st.acl, fmt.Sprint(u))
+	}
+	return st
+}
+
+// startByHand starts the redis-server in PATH as a user would, not through
+// internal/redisserver: appendonly yes, DEBUG refused, on a free loopback
+// port in a temporary directory. It points SCRIPTLOCK_REDIS_ADDR at it
+// for the rest of t and returns it as redisserver sees it (an external
+// server), and stops it after t.
+func startByHand(t *testing.T) *redisserver.Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	require.NoError(t, err, "redis-server is not in PATH: install it (apt-get install redis-server) or run scripts/test.sh, which does")
+	ver, err := redisserver.BinaryVersion()
+	require.NoError(t, err, "call: redisserver.BinaryVersion")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err, "call: find a free port")
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+
+	args := []string{
+		"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", t.TempDir(),
+		"--save", "", "--appendonly", "yes", "--daemonize", "no", "--logfile", "",
+	}
+	if ver.AtLeast(7, 0) {
+		args = append(args, "--enable-debug-command", "no")
+	} else {
+		args = append(args, "--rename-command", "DEBUG", "") // no enable-debug-command before 7.0
+	}
+	var log syncBuffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start(), "call: %s %s", bin, strings.Join(args, " "))
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	t.Setenv(redisserver.EnvRedisAddr, addr)
+	var last error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		s, stop, err := redisserver.Launch(ctx)
+		cancel()
+		if err == nil {
+			t.Cleanup(stop)
+			require.True(t, s.External(), "redisserver.Launch with %s=%s: want the external server", redisserver.EnvRedisAddr, addr)
+			t.Logf("started by hand: %s %s (%s)", bin, strings.Join(args, " "), ver)
+			return s
+		}
+		last = err
+	}
+	t.Fatalf("redis-server started by hand on %s does not answer after 10 s: %v\nits log:\n%s", addr, last, log.String())
+	return nil
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's writes and the
+// test's read.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
