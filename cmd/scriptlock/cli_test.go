@@ -70,7 +70,6 @@ func testFlagsOrder(t *testing.T, d *deployment) {
 	}
 }
 
-
 func (d *deployment) mutex(t *testing.T, name string, ttl time.Duration, opts *locker.MutexOptions) *locker.Mutex {
 	t.Helper()
 	m, err := d.locks.NewMutex(name, ttl, opts)
