@@ -3,17 +3,25 @@ package locker_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/scriptlock/scriptlock/drivers/goredis"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
 func ExampleClient_Inspect() {
-	locks, done := exampleClient()
-	defer done()
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
+	defer rdb.Close()
+	locks, err := locker.New(goredis.New(rdb), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
 	ctx := context.Background()
 
 	m, err := locks.NewMutex("report:inspect", time.Minute, nil)

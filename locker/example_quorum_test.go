@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/scriptlock/scriptlock/drivers/goredis"
-	"github.com/scriptlock/scriptlock/internal/redisserver"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -19,14 +20,11 @@ import (
 func ExampleQuorum() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// REDIS_QUORUM_ADDRS names three independent deployments:
+	// "host:port,host:port,host:port".
 	var deployments []*locker.Client
-	for range 3 {
-		srv, stop, err := redisserver.Launch(ctx) // your three servers or Clusters
-		if err != nil {
-			panic(err)
-		}
-		defer stop()
-		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	for _, addr := range strings.Split(os.Getenv("REDIS_QUORUM_ADDRS"), ",") {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 		defer rdb.Close()
 		locks, err := locker.New(goredis.New(rdb), nil)
 		if err != nil {

@@ -4,32 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/scriptlock/scriptlock/drivers/goredis"
+	"github.com/scriptlock/scriptlock/internal/redisserver"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
-// redisAddr is the standalone redis-server TestMain starts for the
-// examples; examplePrefix keeps reruns on an existing server apart.
-var redisAddr, examplePrefix string
+// The examples connect through go-redis to the Redis at $REDIS_ADDR
+// (localhost:6379 when it is empty); any driver works the same way.
+// TestMain calls setupExamples, which starts the servers they run against.
 
-// exampleClient connects a locker.Client through go-redis; any driver works
-// the same way.
-func exampleClient() (*locker.Client, func()) {
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: true})
-	locks, err := locker.New(goredis.New(rdb), &locker.Options{Prefix: examplePrefix})
+func ExampleMutex_Lock() {
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
+	defer rdb.Close()
+	locks, err := locker.New(goredis.New(rdb), nil)
 	if err != nil {
 		panic(err)
 	}
-	return locks, func() { _ = locks.Close(); _ = rdb.Close() }
-}
-
-func ExampleMutex_Lock() {
-	locks, done := exampleClient()
-	defer done()
+	defer locks.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
@@ -51,8 +48,13 @@ func ExampleMutex_Lock() {
 }
 
 func ExampleMutex_TryLock() {
-	locks, done := exampleClient()
-	defer done()
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
+	defer rdb.Close()
+	locks, err := locker.New(goredis.New(rdb), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
 	ctx := context.Background()
 
 	m, _ := locks.NewMutex("nightly-job", time.Minute, nil)
@@ -67,8 +69,13 @@ func ExampleMutex_TryLock() {
 }
 
 func ExampleLease_Extend() {
-	locks, done := exampleClient()
-	defer done()
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
+	defer rdb.Close()
+	locks, err := locker.New(goredis.New(rdb), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
 	ctx := context.Background()
 
 	m, _ := locks.NewMutex("long-task", 2*time.Second, nil)
@@ -88,13 +95,19 @@ func ExampleLease_Extend() {
 }
 
 func ExampleClient_Claim() {
-	locks, done := exampleClient()
-	defer done()
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
+	defer rdb.Close()
+	locks, err := locker.New(goredis.New(rdb), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
 	ctx := context.Background()
 
 	// Several workers receive the same message; only the first pushes it on.
+	msgID := fmt.Sprintf("%x", time.Now().UnixNano()) // the message's own id
 	for worker := range 3 {
-		first, err := locks.Claim(ctx, "msg-pushed:7f3a", time.Minute)
+		first, err := locks.Claim(ctx, "msg-pushed:"+msgID, time.Minute)
 		if err != nil {
 			panic(err)
 		}
@@ -107,8 +120,13 @@ func ExampleClient_Claim() {
 }
 
 func ExampleMutexOptions_reentrant() {
-	locks, done := exampleClient()
-	defer done()
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
+	defer rdb.Close()
+	locks, err := locker.New(goredis.New(rdb), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
 	ctx := context.Background()
 
 	opts := &locker.MutexOptions{Owner: "order-service/job-17", Reentrant: true}
@@ -119,7 +137,7 @@ func ExampleMutexOptions_reentrant() {
 	_ = inner.Unlock(ctx)
 
 	other, _ := locks.NewMutex("order:17", time.Minute, nil)
-	_, err := other.TryLock(ctx)
+	_, err = other.TryLock(ctx)
 	fmt.Println("still held after one unlock:", errors.Is(err, locker.ErrNotObtained))
 	_ = outer.Unlock(ctx)
 	l, err := other.TryLock(ctx)
@@ -129,4 +147,29 @@ func ExampleMutexOptions_reentrant() {
 	// same fence: true
 	// still held after one unlock: true
 	// free after the last unlock: true
+}
+
+// setupExamples points the examples at servers of this test binary:
+// REDIS_ADDR at addr, TestMain's server, and REDIS_QUORUM_ADDRS at three
+// more (redisserver.Launch: the one SCRIPTLOCK_REDIS_ADDR names, if set).
+// It returns what stops them.
+func setupExamples(ctx context.Context, addr string) (stop func(), err error) {
+	var addrs []string
+	var stops []func()
+	stop = func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	for range 3 {
+		srv, s, err := redisserver.Launch(ctx)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		addrs, stops = append(addrs, srv.Addr), append(stops, s)
+	}
+	os.Setenv("REDIS_ADDR", addr)
+	os.Setenv("REDIS_QUORUM_ADDRS", strings.Join(addrs, ","))
+	return stop, nil
 }

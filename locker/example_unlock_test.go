@@ -7,12 +7,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scriptlock/scriptlock/drivers/goredis"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -57,11 +60,16 @@ func awaitMutexFree(locks *locker.Client, name string, limit time.Duration) bool
 // Unlock(ctx) cannot reach Redis with it, ends the lease at once and
 // releases the lock in the background, long before its 10s TTL.
 func ExampleLease_Unlock() {
-	locks, done := exampleClient()
-	defer done()
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
+	defer rdb.Close()
+	locks, err := locker.New(goredis.New(rdb), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
 	ctx, cancel := context.WithCancel(context.Background()) // a request's context
 
-	err := handleInvoice(ctx, locks, "1001", func(fence int64) error {
+	err = handleInvoice(ctx, locks, "1001", func(fence int64) error {
 		cancel() // the client went away mid-request
 		return ctx.Err()
 	})
@@ -73,8 +81,8 @@ func ExampleLease_Unlock() {
 }
 
 func TestDeferredUnlockWithEndedContext(t *testing.T) {
-	locks, done := exampleClient()
-	defer done()
+	e := newRedisEnv(t)
+	locks := clientOn(t, goredis.New(e.rdb), &locker.Options{Prefix: e.prefix})
 	for _, tc := range []struct {
 		what string
 		ctx  func() (context.Context, context.CancelFunc)

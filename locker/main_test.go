@@ -2,8 +2,6 @@ package locker_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"testing"
@@ -12,10 +10,14 @@ import (
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
 
-// TestMain starts the one redis-server of this test binary: the runnable
-// examples and the tests of the scripts (*_redis_test.go, each with a key
-// prefix of its own) use it. A missing redis-server fails the run with a
-// message that names the fix.
+// redisAddr is the standalone redis-server TestMain starts.
+var redisAddr string
+
+// TestMain starts the redis-server of this test binary: the runnable
+// examples (through REDIS_ADDR: see setupExamples, which also starts the
+// quorum example's three) and the tests of the scripts (*_redis_test.go,
+// each with a key prefix of its own) use it. A missing redis-server fails
+// the run with a message that names the fix.
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	srv, stop, err := redisserver.Launch(ctx)
@@ -25,10 +27,16 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	redisAddr = srv.Addr
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	examplePrefix = "example:" + hex.EncodeToString(b[:]) + ":"
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	stopExamples, err := setupExamples(ctx, srv.Addr)
+	cancel()
+	if err != nil {
+		stop()
+		fmt.Fprintln(os.Stderr, "locker tests: starting the examples' redis-servers:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	stopExamples()
 	stop()
 	os.Exit(code)
 }

@@ -8,6 +8,9 @@
 #
 #   scripts/bench.sh                     # short mode: 6 passes x 150ms, ~10-12 min
 #   BENCH_MODE=full scripts/bench.sh     # full mode: 10 passes x 1s, ~30 min
+#   scripts/bench.sh --help              # print this and exit (also -h)
+#
+# Arguments: none but -h/--help; every setting is an environment variable.
 #
 # Environment:
 #   BENCH_MODE=short|full   preset of passes and benchtime (default short)
@@ -22,7 +25,11 @@
 #                           without a driver level (syncmutex) have one level
 #                           fewer; the read-write and auto-refresh scenarios
 #                           alone: 'Lock/./(driver|op=(rw|refresh))/(op=(rw|refresh)|clients=16)'
-#   BENCH_OUT=DIR           results folder (default bench/results/<UTC time>)
+#   BENCH_OUT=DIR           results folder (default bench/results/<UTC time>,
+#                           not checked in)
+#   BENCH_NAME=NAME         name of the published copy (default the mode:
+#                           short or full), see below
+#   BENCH_PUBLISH=0         do not publish: leave the results in BENCH_OUT only
 #   SCRIPTLOCK_REDIS_ADDR   host:port of an existing standalone Redis to use
 #                           instead of starting one; the benchmarks write
 #                           only keys under bench:*, scriptlock:*,
@@ -43,11 +50,34 @@
 # folder (the rows over the simulated network, on a Cluster, with
 # acknowledged grants and in quorum mode to rtt.txt, cluster.txt, ack.txt
 # and quorum.txt, a table each), with env.txt (machine, Redis, Go,
-# settings), tables.txt and chart.png/chart.svg. Only what
-# bench/RESULTS.md references is checked in. Six passes is the fewest for
-# which benchstat prints 95% intervals. Tables use -table '' so rows of
-# both binaries (whose pkg lines differ) land in one table.
+# settings), tables.txt and chart.png/chart.svg. Six passes is the fewest
+# for which benchstat prints 95% intervals. Tables use -table '' so rows of
+# both binaries (whose pkg lines differ) land in one table; each table is
+# preceded by the benchstat command that prints it from the raw files.
+#
+# Publishing: at the end the tables are copied to
+# bench/results-<UTC date>-<BENCH_NAME>.txt and the raw files (main.txt,
+# peers.txt, rtt.txt, cluster.txt, ack.txt, quorum.txt, hold.txt, env.txt,
+# failures.txt) to bench/results-<UTC date>-<BENCH_NAME>-raw/ (a -HHMM
+# suffix when those exist already), ready to commit beside RESULTS.md:
+# the commands above each table reproduce it from that folder.
 set -euo pipefail
+
+usage() { sed -n '2,/^set -euo pipefail$/p' "$0" | sed '$d; s/^# \{0,1\}//; s/^#$//'; }
+for arg in "$@"; do
+	case $arg in
+	-h | -help | --help | help)
+		usage
+		exit 0
+		;;
+	*)
+		echo "bench.sh: unknown argument \"$arg\": it takes none (settings are environment variables)" >&2
+		echo "run 'scripts/bench.sh --help' for them" >&2
+		exit 2
+		;;
+	esac
+done
+
 cd "$(dirname "$0")/.."
 root=$PWD
 . scripts/lib.sh
@@ -260,7 +290,19 @@ if [[ "$filter" == "." ]]; then
 	grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/hold.txt" >"$out/hold.txt" || true
 fi
 
-bs() { "$tmp/benchstat" -table '' "$@"; }
+# bs prints a table with benchstat, after the command that prints it from
+# the run's raw files (paths relative to the results folder and to its
+# published copy).
+bs() {
+	local a shown=()
+	for a in "$@"; do
+		a=${a#"$out"/}
+		if [[ $a =~ ^[-A-Za-z0-9_./@:=,+]+$ ]]; then shown+=("$a"); else shown+=("'$a'"); fi
+	done
+	echo "\$ benchstat -table '' ${shown[*]}"
+	echo
+	"$tmp/benchstat" -table '' "$@"
+}
 {
 	echo "### (a) drivers side by side: scriptlock and raw, one column per driver (op=refresh: see (e))"
 	echo
@@ -354,4 +396,22 @@ if grep -q '^Benchmark' "$out/main.txt" "$out/peers.txt" 2>/dev/null; then
 	echo "== wrote $out/{main,peers,env,tables}.txt and chart.png, chart.svg in $((SECONDS - start))s"
 else
 	echo "== wrote $out/{env,tables}.txt in $((SECONDS - start))s (no row for the chart with BENCH_FILTER=$filter)"
+fi
+
+# Publish: the tables and the raw files they come from, side by side under
+# bench/, ready to commit (BENCH_PUBLISH=0: leave them in $out only).
+if [[ "${BENCH_PUBLISH:-1}" != 0 ]]; then
+	pub=bench/results-$(date -u +%Y-%m-%d)-${BENCH_NAME:-$mode}
+	if [[ -e "$pub.txt" || -e "$pub-raw" ]]; then
+		pub=$pub-$(date -u +%H%M)
+	fi
+	mkdir -p "$pub-raw"
+	cp "$out/tables.txt" "$pub.txt"
+	for f in env main peers rtt cluster ack quorum hold failures; do
+		if [[ -e "$out/$f.txt" ]]; then
+			cp "$out/$f.txt" "$pub-raw/"
+		fi
+	done
+	echo "== published $pub.txt (tables) and $pub-raw/ (raw files): commit them with RESULTS.md"
+	echo "   each table's benchstat command reprints it in $pub-raw/ (benchstat: go install golang.org/x/perf/cmd/benchstat@$(cd bench/peers && go list -m -f '{{.Version}}' golang.org/x/perf))"
 fi

@@ -11,6 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
+echo "== scripts/bench.sh --help (prints its options, starts nothing)"
+scripts/bench.sh --help >/dev/null
+
 ensure_redis
 export PATH="$(go env GOPATH)/bin:$PATH"
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,52 @@ func TestCLI(t *testing.T) {
 		t.Run("list", func(t *testing.T) { testList(t, d) })
 		t.Run("watch", func(t *testing.T) { testWatch(t, d) })
 		t.Run("release", func(t *testing.T) { testRelease(t, d) })
+		t.Run("flags-order", func(t *testing.T) { testFlagsOrder(t, d) })
 	})
+}
+
+// testFlagsOrder runs the same commands with the connection flags after
+// the command, before it, and split around it: each order reaches the same
+// deployment and prints the same state.
+func testFlagsOrder(t *testing.T, d *deployment) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const name = "flags-order"
+	l, err := d.mutex(t, name, 30*time.Second, nil).TryLock(ctx)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Unlock(ctx)) }()
+
+	conn, rest := d.flags[:2], d.flags[2:] // --url or --cluster, then --prefix
+	orders := map[string]func(cmd string, args ...string) []string{
+		"after": func(cmd string, args ...string) []string {
+			return slices.Concat([]string{cmd}, args, d.flags)
+		},
+		"before": func(cmd string, args ...string) []string {
+			return slices.Concat(d.flags, []string{cmd}, args)
+		},
+		"split": func(cmd string, args ...string) []string {
+			return slices.Concat(conn, []string{cmd}, args, rest)
+		},
+		"before-json": func(cmd string, args ...string) []string {
+			return slices.Concat([]string{"--json"}, d.flags, []string{cmd}, slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--json" }))
+		},
+	}
+	for order, args := range orders {
+		r := runCLI(t, args("inspect", "--json", name)...)
+		require.Equal(t, exitOK, r.code, "%s: %s", order, r.stderr)
+		ss := decodeStates(t, r.stdout)
+		require.Len(t, ss, 1, order)
+		assert.True(t, ss[0].Mutex.Held, "%s: %q held", order, name)
+		assert.Equal(t, l.Fence(), ss[0].Mutex.Fence, "%s: the fence of the lock on this deployment", order)
+
+		r = runCLI(t, args("list", "--json")...)
+		require.Equal(t, exitOK, r.code, "%s: %s", order, r.stderr)
+		var names []string
+		for _, s := range decodeStates(t, r.stdout) {
+			names = append(names, s.Name)
+		}
+		assert.Equal(t, []string{name}, names, "%s: list under the deployment's prefix", order)
+	}
 }
 
 func (d *deployment) mutex(t *testing.T, name string, ttl time.Duration, opts *locker.MutexOptions) *locker.Mutex {

@@ -2,13 +2,15 @@
 // github.com/scriptlock/scriptlock on a running Redis, standalone or
 // Cluster, through the go-redis driver:
 //
-//	scriptlock inspect [flags] NAME...          the state of named locks
-//	scriptlock list    [flags]                  every lock under the prefix (SCAN)
-//	scriptlock watch   [flags] NAME             redraw a lock's state as it changes
-//	scriptlock release --force --yes-really [flags] NAME
+//	scriptlock [flags] inspect [flags] NAME...  the state of named locks
+//	scriptlock [flags] list    [flags]          every lock under the prefix (SCAN)
+//	scriptlock [flags] watch   [flags] NAME     redraw a lock's state as it changes
+//	scriptlock [flags] release --force --yes-really [flags] NAME
 //	                                            end the current holders' leases
 //
-// Flags (after the command, before or after the names):
+// Flags, before or after the command (and among the names); a flag given
+// twice takes its later value. The command's own flags (release --force,
+// watch --interval, ...) come after the command:
 //
 //	--url URL          redis:// or rediss:// URL (default $SCRIPTLOCK_URL, else
 //	                   redis://localhost:6379); with --cluster it supplies the
@@ -64,7 +66,7 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
-const usage = `usage: scriptlock <command> [flags] [NAME...]
+const usage = `usage: scriptlock [flags] <command> [flags] [NAME...]
 
 commands:
   inspect NAME...   show the state of the named locks (mutex and read-write lock)
@@ -73,7 +75,7 @@ commands:
   release --force --yes-really NAME
                     end the current holders' leases of NAME (an operator's escape hatch)
 
-flags (after the command):
+flags (before or after the command; given twice, the later wins):
   --url URL         redis:// or rediss:// URL (default $SCRIPTLOCK_URL, else redis://localhost:6379)
   --cluster ADDRS   Redis Cluster seed nodes, host:port,host:port,...
   --prefix PREFIX   key prefix of the lock Clients (default "scriptlock:")
@@ -89,6 +91,15 @@ Run 'scriptlock <command> -h' for the command's own flags.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	args, err := commandFirst(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(stderr, "scriptlock: %v\n\n%s", err, usage)
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
@@ -110,6 +121,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return f(ctx, rest, stdout, stderr)
+}
+
+// errNoCommand is commandFirst's error for flags without a command.
+var errNoCommand = errors.New("give a command after the flags: inspect, list, watch or release")
+
+// commandFirst moves the shared flags given before the command to just
+// after it ("--url U list --json" becomes "list --url U --json"), where the
+// command's own parsing reads them as if they had been written there. It
+// returns args unchanged when they start with the command (or with -h),
+// flag.ErrHelp for -h among the leading flags, and an error naming the
+// problem for a leading flag that is not shared or lacks its value, or
+// for flags without a command.
+func commandFirst(args []string) ([]string, error) {
+	if len(args) == 0 || !strings.HasPrefix(args[0], "-") || args[0] == "-" {
+		return args, nil
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		return args, nil
+	}
+	var cfg config
+	fs := newFlags("", "", &cfg, io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) || !strings.HasPrefix(err.Error(), "flag provided but not defined") {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%v: before the command only the shared flags --url, --cluster, --prefix, --json and --timeout are accepted; give the command's own flags after it", err)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return nil, errNoCommand
+	}
+	lead := args[:len(args)-len(rest)]
+	if n := len(lead); n > 0 && lead[n-1] == "--" {
+		lead = lead[:n-1] // "--" ended the flags; after the command it would end them too early
+	}
+	return append(append([]string{rest[0]}, lead...), rest[1:]...), nil
 }
 
 // config holds the flags every command shares.

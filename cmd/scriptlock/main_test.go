@@ -138,22 +138,59 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"watch", "a", "b"}, "give exactly one lock NAME"},
 		{[]string{"release", "a", "b"}, "give exactly one lock NAME"},
 		{[]string{"inspect", "--prefix", "bad{", "x"}, "--prefix"},
+		// shared flags before the command
+		{[]string{"--timeout", "0s", "inspect", "x"}, "--timeout must be positive"},
+		{[]string{"--prefix", "bad{", "list"}, "--prefix"},
+		{[]string{"--url", "http://localhost:6379", "inspect", "x"}, "use redis://"},
+		{[]string{"--json"}, "give a command after the flags"},
+		{[]string{"--url"}, "flag needs an argument"},
+		{[]string{"--force", "release", "x"}, "before the command only the shared flags"},
+		{[]string{"--json", "frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"--json", "list", "extra"}, "list takes no NAME"},
 	} {
 		r := runCLI(t, tc.args...)
 		assert.Equal(t, exitUsage, r.code, "scriptlock %v: exit status", tc.args)
 		assert.Contains(t, r.stderr, tc.want, "scriptlock %v: stderr", tc.args)
 		assert.Empty(t, r.stdout, "scriptlock %v: stdout", tc.args)
 	}
-	r := runCLI(t, "help")
-	assert.Equal(t, exitOK, r.code)
-	assert.Contains(t, r.stdout, "release --force --yes-really NAME")
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"--json", "-h"}} {
+		r := runCLI(t, args...)
+		assert.Equal(t, exitOK, r.code, "scriptlock %v", args)
+		assert.Contains(t, r.stdout, "release --force --yes-really NAME", "scriptlock %v", args)
+		assert.Contains(t, r.stdout, "usage: scriptlock [flags] <command>", "scriptlock %v", args)
+	}
 }
 
 func TestUnreachable(t *testing.T) {
-	r := runCLI(t, "inspect", "--url", "redis://127.0.0.1:1", "--timeout", "2s", "x")
-	assert.Equal(t, exitFail, r.code, "exit status with no server")
-	assert.Contains(t, r.stderr, "cannot reach Redis at 127.0.0.1:1")
-	assert.Contains(t, r.stderr, "check --url", "the error says what to do")
+	for _, args := range [][]string{
+		{"inspect", "--url", "redis://127.0.0.1:1", "--timeout", "2s", "x"},
+		{"--url", "redis://127.0.0.1:1", "--timeout", "2s", "inspect", "x"},
+		{"--url", "redis://127.0.0.1:1", "inspect", "x", "--timeout", "2s"},
+	} {
+		r := runCLI(t, args...)
+		assert.Equal(t, exitFail, r.code, "scriptlock %v: exit status with no server", args)
+		assert.Contains(t, r.stderr, "cannot reach Redis at 127.0.0.1:1", "scriptlock %v", args)
+		assert.Contains(t, r.stderr, "check --url", "scriptlock %v: the error says what to do", args)
+	}
+}
+
+func TestCommandFirst(t *testing.T) {
+	for _, tc := range []struct {
+		args, want []string
+	}{
+		{[]string{"list", "--json"}, []string{"list", "--json"}},
+		{[]string{"--url", "redis://h:1", "list"}, []string{"list", "--url", "redis://h:1"}},
+		{[]string{"--url=redis://h:1", "--json", "inspect", "a", "--prefix", "p:", "b"},
+			[]string{"inspect", "--url=redis://h:1", "--json", "a", "--prefix", "p:", "b"}},
+		{[]string{"-json", "--", "inspect", "--", "-a"}, []string{"inspect", "-json", "--", "-a"}},
+		{[]string{"--timeout", "1s", "release", "--force", "--yes-really", "x"},
+			[]string{"release", "--timeout", "1s", "--force", "--yes-really", "x"}},
+		{[]string{"-h"}, []string{"-h"}},
+	} {
+		got, err := commandFirst(tc.args)
+		require.NoError(t, err, "commandFirst(%q)", tc.args)
+		assert.Equal(t, tc.want, got, "commandFirst(%q)", tc.args)
+	}
 }
 
 func TestClusterNodeWithoutClusterFlag(t *testing.T) {
