@@ -38,7 +38,7 @@ var multiCases = []testCase{
 	},
 	{
 		name:  "Multi/Lost",
-		rule:  "An auto-refreshed MultiLease is reported lost (Lost closed, Context cancelled, Err set) when one of its parts is taken away, and its Unlock still releases the other names.",
+		rule:  "An auto-refreshed MultiLease is reported lost (Lost closed, Context cancelled, Err set) when one of its parts is taken away, and its other names are released.",
 		check: checkMultiLost,
 	},
 	{
@@ -200,7 +200,8 @@ func checkMultiLost(t *testing.T, e *env) {
 	assert.Error(t, context.Cause(ctx), "the MultiLease's Context is cancelled")
 	assert.True(t, errors.Is(l.Err(), locker.ErrExpired) || errors.Is(l.Err(), locker.ErrHeldByOther), "Err: got %v", l.Err())
 	_ = l.Unlock(e.ctx)
-	assert.True(t, e.mutexFree(c, "keep"), "the other part is released by Unlock")
+	assert.Eventually(t, func() bool { return e.mutexFree(c, "keep") }, 5*time.Second, 10*time.Millisecond,
+		"the other part is released (by the lost lease itself, at once, or by Unlock)")
 }
 
 func checkMultiChaos(t *testing.T, e *env) {

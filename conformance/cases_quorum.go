@@ -58,9 +58,10 @@ var quorumCases = []testCase{
 // quorumSet is the case's own deployment and two standalone servers the
 // case started, with a Client on each.
 type quorumSet struct {
-	e       *env
-	servers [3]*redisserver.Server // [0] is nil: the case's own deployment
-	clients []*locker.Client
+	e         *env
+	servers   [3]*redisserver.Server // [0] is nil: the case's own deployment
+	scripters []locker.Scripter      // the driver on each deployment
+	clients   []*locker.Client
 }
 
 // newQuorumSet starts two standalone servers and returns Clients on the
@@ -70,11 +71,13 @@ func newQuorumSet(t *testing.T, e *env, opts *locker.Options) *quorumSet {
 	if os.Getenv(redisserver.EnvRedisAddr) != "" {
 		t.Skipf("the Quorum rules start and kill servers of their own: unset %s to run them", redisserver.EnvRedisAddr)
 	}
-	qs := &quorumSet{e: e, clients: []*locker.Client{e.client(opts)}}
+	qs := &quorumSet{e: e, scripters: []locker.Scripter{e.s}, clients: []*locker.Client{e.client(opts)}}
 	for i := 1; i < 3; i++ {
 		srv := redisserver.StartStandalone(t)
 		qs.servers[i] = srv
-		qs.clients = append(qs.clients, e.clientOn(e.d.driver.Standalone(t, srv.Addr), opts))
+		s := e.d.driver.Standalone(t, srv.Addr)
+		qs.scripters = append(qs.scripters, s)
+		qs.clients = append(qs.clients, e.clientOn(s, opts))
 	}
 	return qs
 }
@@ -211,8 +214,11 @@ func checkQuorumRefused(t *testing.T, e *env) {
 func checkQuorumLost(t *testing.T, e *env) {
 	qs := newQuorumSet(t, e, nil)
 	const ttl = time.Second
-	l, err := qs.quorum("q", ttl, &locker.QuorumOptions{AutoRefresh: true}).TryLock(e.ctx)
+	// A whole TTL for each deployment's first call (a connection, a script
+	// load): the rule needs all three parts.
+	l, err := qs.quorum("q", ttl, &locker.QuorumOptions{AutoRefresh: true, PartTimeout: ttl}).TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock (AutoRefresh)")
+	require.Eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, 5*time.Millisecond, "call: Parts()")
 	lost := l.Lost()
 	qs.kill(2)
 	time.Sleep(2 * ttl)

@@ -1,0 +1,281 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// Leases made of parts (MultiLease, QuorumLease) keep the promises of a
+// single Lease: a lost one holds nothing for long, a refused Unlock changes
+// nothing, Close leaves no goroutine, a nil one is safe.
+
+func init() {
+	multiCases = append(multiCases,
+		testCase{
+			name:  "Multi/LostReleasesParts",
+			rule:  "An auto-refreshed MultiLease whose one part is taken away is lost, and its other names are no longer held (not renewed, released) within a TTL, without Unlock.",
+			check: checkMultiLostReleasesParts,
+		},
+		testCase{
+			name:  "Multi/UnlockRefusedKeepsContext",
+			rule:  "A MultiLease Unlock that the server refuses for every part (NOPERM) returns the error and leaves the lease held: Valid, its Context not cancelled, every name held; a later Unlock releases it and cancels the Context.",
+			check: func(t *testing.T, e *env) { checkUnlockRefused(t, e, false) },
+		},
+		testCase{
+			name:  "Multi/NoGoroutinesAfterClose",
+			rule:  "Closing the Client while MultiLeases are held (auto-refreshed or not, Lost and Context in use) leaves no goroutine of the core running.",
+			check: func(t *testing.T, e *env) { checkGroupsNoLeak(t, e, false) },
+		},
+	)
+	quorumCases = append(quorumCases,
+		testCase{
+			name:  "Quorum/LostReleasesParts",
+			rule:  "An auto-refreshed QuorumLease that loses two parts of three is lost, and the third deployment no longer holds the name (not renewed, released) within a TTL, without Unlock.",
+			check: checkQuorumLostReleasesParts,
+		},
+		testCase{
+			name:  "Quorum/UnlockRefusedKeepsContext",
+			rule:  "A QuorumLease Unlock that the servers refuse (NOPERM), or one given a nil context, returns an error and leaves the lease held: Valid, its Context not cancelled, a majority held; a later Unlock releases it and cancels the Context.",
+			check: func(t *testing.T, e *env) { checkUnlockRefused(t, e, true) },
+		},
+		testCase{
+			name:  "Quorum/NoGoroutinesAfterClose",
+			rule:  "Closing the Clients while QuorumLeases are held (auto-refreshed or not, Lost and Context in use) leaves no goroutine of the core running.",
+			check: func(t *testing.T, e *env) { checkGroupsNoLeak(t, e, true) },
+		},
+	)
+	badInputCases = append(badInputCases, testCase{
+		name:  "BadInput/NilLeases",
+		rule:  "Every method of a nil *Lease, *MultiLease and *QuorumLease returns without panicking: Unlock nil, Valid false, Lost closed, Context cancelled, the others an error matching ErrExpired or a zero value.",
+		check: checkNilLeases,
+	})
+}
+
+func checkMultiLostReleasesParts(t *testing.T, e *env) {
+	c := e.client(nil)
+	const ttl = time.Second
+	m := e.multi(c, []string{"keep", "lose"}, ttl, &locker.MultiLockOptions{AutoRefresh: true})
+	l, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock")
+	k := c.Key("lose")
+	_, err = e.d.admin.Do(e.ctx, k, "DEL", k)
+	require.NoError(t, err, "call: admin DEL of one part")
+	select {
+	case <-l.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("call: Lost() not closed within 5s of one part being taken away")
+	}
+	lostAt := time.Now()
+	other := e.client(nil)
+	require.Eventually(t, func() bool { return e.mutexFree(other, "keep") }, ttl+time.Second, 10*time.Millisecond,
+		"call: plain TryLock of the other name after the MultiLease was lost: want free within a TTL, without Unlock")
+	t.Logf("the other name was free %v after Lost closed", time.Since(lostAt).Round(time.Millisecond))
+	time.Sleep(2 * ttl) // a renewal would take it again
+	assert.True(t, e.mutexFree(other, "keep"), "call: plain TryLock of the other name two TTLs later: it must not be renewed")
+	assert.False(t, l.Valid(), "call: Valid() of the lost lease")
+	if err := l.Unlock(e.ctx); err != nil { // the lost part reports its loss, as Lease.Unlock does
+		assert.True(t, errors.Is(err, locker.ErrExpired) || errors.Is(err, locker.ErrHeldByOther), "call: Unlock of the lost lease: got %v, want nil, ErrExpired or ErrHeldByOther", err)
+	}
+}
+
+func checkQuorumLostReleasesParts(t *testing.T, e *env) {
+	qs := newQuorumSet(t, e, nil)
+	const ttl = time.Second
+	l, err := qs.quorum("q", ttl, &locker.QuorumOptions{AutoRefresh: true}).TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock (AutoRefresh)")
+	require.Eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, 5*time.Millisecond, "call: Parts()")
+	key := qs.clients[0].Key("q")
+	for i := 1; i < 3; i++ {
+		_, err := qs.servers[i].Do(e.ctx, "DEL", key)
+		require.NoError(t, err, "call: DEL of the part on deployment %d", i)
+	}
+	select {
+	case <-l.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("call: Lost() not closed within 5s of two parts being taken away")
+	}
+	require.Eventually(t, func() bool { return !qs.held(0, "q") }, ttl+time.Second, 10*time.Millisecond,
+		"call: plain TryLock on deployment 0 after the quorum lease was lost: want free within a TTL, without Unlock")
+	time.Sleep(2 * ttl)
+	assert.False(t, qs.held(0, "q"), "call: plain TryLock on deployment 0 two TTLs later: the part must not be renewed")
+	assert.ErrorIs(t, l.Err(), locker.ErrExpired, "call: Err() of the lost quorum lease")
+	assert.NoError(t, l.Unlock(e.ctx), "call: Unlock of the lost lease")
+}
+
+// refuser refuses every script call with NOPERM while armed, as a server
+// refuses a user without the permission: nothing runs.
+type refuser struct {
+	locker.Scripter
+	on atomic.Bool
+}
+
+var errNoPerm = errors.New("NOPERM this user has no permissions to run the 'evalsha' command")
+
+func (r *refuser) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
+	if r.on.Load() {
+		return nil, errNoPerm
+	}
+	return r.Scripter.EvalSha(ctx, sha, keys, args)
+}
+
+func (r *refuser) Eval(ctx context.Context, src string, keys, args []string) (any, error) {
+	if r.on.Load() {
+		return nil, errNoPerm
+	}
+	return r.Scripter.Eval(ctx, src, keys, args)
+}
+
+// groupLease is what MultiLease and QuorumLease share.
+type groupLease interface {
+	Unlock(ctx context.Context) error
+	Valid() bool
+	Context() context.Context
+	Lost() <-chan struct{}
+}
+
+func checkUnlockRefused(t *testing.T, e *env, quorum bool) {
+	var (
+		refs   []*refuser
+		l      groupLease
+		isHeld func() bool
+	)
+	if quorum {
+		qs := newQuorumSet(t, e, nil)
+		var clients []*locker.Client
+		for _, s := range qs.scripters {
+			r := &refuser{Scripter: s}
+			refs = append(refs, r)
+			clients = append(clients, e.clientOn(r, nil))
+		}
+		q, err := locker.NewQuorum(clients, "q", 10*time.Second, nil)
+		require.NoError(t, err, "call: NewQuorum")
+		ql, err := q.TryLock(e.ctx)
+		require.NoError(t, err, "call: quorum TryLock")
+		require.Eventually(t, func() bool { return len(ql.Parts()) == 3 }, 5*time.Second, 5*time.Millisecond, "call: Parts()")
+		l = ql
+		isHeld = func() bool { return qs.held(0, "q") && qs.held(1, "q") && qs.held(2, "q") }
+	} else {
+		r := &refuser{Scripter: e.s}
+		refs = append(refs, r)
+		c := e.clientOn(r, nil)
+		ml, err := e.multi(c, []string{"alpha", "bravo"}, 10*time.Second, nil).TryLock(e.ctx)
+		require.NoError(t, err, "call: MultiLock TryLock")
+		l = ml
+		other := e.client(nil)
+		isHeld = func() bool { return !e.mutexFree(other, "alpha") && !e.mutexFree(other, "bravo") }
+	}
+	ctx := l.Context()
+	for _, r := range refs {
+		r.on.Store(true)
+	}
+	err := l.Unlock(e.ctx)
+	time.Sleep(200 * time.Millisecond) // Unlock returns at the first refusals: let the rest be refused too
+	for _, r := range refs {
+		r.on.Store(false)
+	}
+	require.Error(t, err, "call: Unlock refused by the server (NOPERM)")
+	assert.True(t, l.Valid(), "call: Valid() after a refused Unlock")
+	assert.NoError(t, ctx.Err(), "call: Context() after a refused Unlock: want not cancelled")
+	assert.True(t, isHeld(), "call: every name/part still held after a refused Unlock")
+	assert.ErrorIs(t, l.Unlock(nilCtx), locker.ErrNilContext, "call: Unlock(nil)")
+	assert.NoError(t, ctx.Err(), "call: Context() after Unlock(nil): want not cancelled")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock once the server accepts it")
+	assert.Error(t, ctx.Err(), "call: Context() after a successful Unlock: want cancelled")
+}
+
+func checkGroupsNoLeak(t *testing.T, e *env, quorum bool) {
+	var qs *quorumSet
+	if quorum {
+		qs = newQuorumSet(t, e, nil)
+	}
+	round := 0
+	take := func() []*locker.Client {
+		round++ // the first round's leases are still held: other names
+		if quorum {
+			var clients []*locker.Client
+			for _, s := range qs.scripters { // new Clients, the same drivers
+				clients = append(clients, e.clientOn(s, nil))
+			}
+			for i, refresh := range []bool{true, false} {
+				q, err := locker.NewQuorum(clients, fmt.Sprint("leak", round, i), 30*time.Second, &locker.QuorumOptions{AutoRefresh: refresh})
+				require.NoError(t, err, "call: NewQuorum")
+				l, err := q.TryLock(e.ctx)
+				require.NoError(t, err, "call: quorum TryLock")
+				_, _ = l.Lost(), l.Context()
+			}
+			return clients
+		}
+		c := e.client(nil)
+		for i, refresh := range []bool{true, false} {
+			l, err := e.multi(c, []string{fmt.Sprint("leak-a", round, i), fmt.Sprint("leak-b", round, i)}, 30*time.Second, &locker.MultiLockOptions{AutoRefresh: refresh}).TryLock(e.ctx)
+			require.NoError(t, err, "call: MultiLock TryLock")
+			_, _ = l.Lost(), l.Context()
+		}
+		return []*locker.Client{c}
+	}
+	// Once, so that the drivers' own goroutines (pools, subscriptions) exist.
+	for _, c := range take() {
+		require.NoError(t, c.Close())
+	}
+	opts := []goleak.Option{goleak.IgnoreCurrent()}
+	for _, c := range take() {
+		require.NoError(t, c.Close(), "call: Close with leases held")
+	}
+	goleak.VerifyNone(t, opts...)
+}
+
+func checkNilLeases(t *testing.T, e *env) {
+	ctx := e.ctx
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	var l *locker.Lease
+	assert.NoError(t, l.Unlock(ctx), "call: (*Lease)(nil).Unlock")
+	assert.False(t, l.Valid(), "call: (*Lease)(nil).Valid")
+	assert.ErrorIs(t, l.Extend(ctx, time.Second), locker.ErrExpired, "call: (*Lease)(nil).Extend")
+	assert.True(t, closed(l.Lost()), "call: (*Lease)(nil).Lost")
+	assert.Error(t, l.Context().Err(), "call: (*Lease)(nil).Context")
+
+	var m *locker.MultiLease
+	assert.NoError(t, m.Unlock(ctx), "call: (*MultiLease)(nil).Unlock")
+	assert.False(t, m.Valid(), "call: (*MultiLease)(nil).Valid")
+	assert.ErrorIs(t, m.Extend(ctx, time.Second), locker.ErrExpired, "call: (*MultiLease)(nil).Extend")
+	_, err := m.TTL(ctx)
+	assert.ErrorIs(t, err, locker.ErrExpired, "call: (*MultiLease)(nil).TTL")
+	assert.ErrorIs(t, m.Err(), locker.ErrExpired, "call: (*MultiLease)(nil).Err")
+	assert.True(t, closed(m.Lost()), "call: (*MultiLease)(nil).Lost")
+	assert.Error(t, m.Context().Err(), "call: (*MultiLease)(nil).Context")
+	assert.Zero(t, m.Fence(), "call: (*MultiLease)(nil).Fence")
+	assert.Zero(t, m.ValidUntil(), "call: (*MultiLease)(nil).ValidUntil")
+	assert.Empty(t, m.Parts(), "call: (*MultiLease)(nil).Parts")
+
+	var q *locker.QuorumLease
+	assert.NoError(t, q.Unlock(ctx), "call: (*QuorumLease)(nil).Unlock")
+	assert.False(t, q.Valid(), "call: (*QuorumLease)(nil).Valid")
+	assert.ErrorIs(t, q.Extend(ctx, time.Second), locker.ErrExpired, "call: (*QuorumLease)(nil).Extend")
+	_, err = q.TTL(ctx)
+	assert.ErrorIs(t, err, locker.ErrExpired, "call: (*QuorumLease)(nil).TTL")
+	assert.ErrorIs(t, q.Err(), locker.ErrExpired, "call: (*QuorumLease)(nil).Err")
+	assert.True(t, closed(q.Lost()), "call: (*QuorumLease)(nil).Lost")
+	assert.Error(t, q.Context().Err(), "call: (*QuorumLease)(nil).Context")
+	assert.Zero(t, q.Fence(), "call: (*QuorumLease)(nil).Fence")
+	assert.Zero(t, q.ValidUntil(), "call: (*QuorumLease)(nil).ValidUntil")
+	assert.Empty(t, q.Parts(), "call: (*QuorumLease)(nil).Parts")
+	assert.Empty(t, q.Fences(), "call: (*QuorumLease)(nil).Fences")
+	assert.Empty(t, e.keysLeft(), "call: keys after calls on nil leases")
+}

@@ -1,0 +1,238 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/internal/redisserver"
+	"github.com/scriptlock/scriptlock/locker"
+)
+
+// Silence: a server that keeps its connections and answers nothing (a
+// partition, a paused VM, a stuck proxy). A call over several servers
+// decides on what it needs and never waits for the silent one.
+
+func init() {
+	quorumCases = append(quorumCases,
+		testCase{
+			name:  "Quorum/SilentMinority/Freeze",
+			rule:  "With one of three deployments frozen (SIGSTOP) and put first in the Quorum (the one Lock subscribes on), Lock (TTL 3 s) is granted within 1 s with at least half its TTL of validity left, Extend and Unlock return within 1 s and Extend never returns nil for a lease that is not valid; 8 workers locking in a loop meanwhile, and after the server is thawed (SIGCONT: the commands it had queued run), the history checker finds no overlap, the thawed deployment's stale calls leave the name held by nobody, and grants take all three deployments again.",
+			check: func(t *testing.T, e *env) { checkQuorumSilent(t, e, "freeze") },
+		},
+		testCase{
+			name:  "Quorum/SilentMinority/Proxy",
+			rule:  "The same as Quorum/SilentMinority/Freeze with the silent deployment behind a proxy that accepts connections and forwards nothing until it speaks again.",
+			check: func(t *testing.T, e *env) { checkQuorumSilent(t, e, "proxy") },
+		},
+	)
+	multiCases = append(multiCases, testCase{
+		name:  "Multi/SilentSlot",
+		rule:  "A MultiLock attempt whose call for one slot gets no answer decides without it: refused as soon as another slot refuses (well before the silent call could answer), or at its context's deadline when the silent slot's answer is the one it needs; afterwards every name is free again.",
+		check: checkMultiSilentSlot,
+	})
+}
+
+// silentBound is what the users were promised for a call with one
+// silent deployment: the per-deployment budget (a tenth of the 3 s TTL)
+// plus a round trip, with room for a loaded machine under -race.
+const silentBound = time.Second
+
+func checkQuorumSilent(t *testing.T, e *env, how string) {
+	qs := newQuorumSet(t, e, nil)
+	var (
+		silent  *locker.Client
+		silence func()
+		speak   func()
+	)
+	switch how {
+	case "freeze":
+		srv := qs.servers[2]
+		silent = qs.clients[2]
+		silence = func() { require.NoError(t, srv.Freeze(), "call: SIGSTOP deployment 2") }
+		speak = func() { require.NoError(t, srv.Thaw(), "call: SIGCONT deployment 2") }
+	case "proxy":
+		p := redisserver.StartProxy(t, qs.servers[2].Addr)
+		silent = e.clientOn(e.d.driver.Standalone(t, p.Addr), nil)
+		silence = func() { p.Mute(true) }
+		speak = func() { p.Mute(false) }
+	}
+	// The silent deployment first: Lock subscribes to wake-ups on it.
+	clients := []*locker.Client{silent, qs.clients[0], qs.clients[1]}
+	const ttl = 3 * time.Second
+	newQuorum := func() *locker.Quorum {
+		q, err := locker.NewQuorum(clients, "silent", ttl, nil)
+		require.NoError(t, err, "call: NewQuorum")
+		return q
+	}
+	// Every connection made and every script loaded while all answer.
+	q := newQuorum()
+	l, err := q.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock while every deployment answers")
+	require.Eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, 5*time.Millisecond, "call: Parts() while every deployment answers")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock while every deployment answers")
+
+	silence()
+	spoke := false
+	defer func() {
+		if !spoke {
+			speak()
+		}
+	}()
+	timed := func(what string, f func() error) error {
+		t.Helper()
+		start := time.Now()
+		err := f()
+		took := time.Since(start)
+		assert.Less(t, took, silentBound, "call: %s with deployment 0 silent took %v", what, took)
+		return err
+	}
+	for i := range 3 {
+		var l *locker.QuorumLease
+		require.NoError(t, timed("Lock", func() (err error) { l, err = q.Lock(e.ctx); return err }), "call: Lock %d with deployment 0 silent", i)
+		left := time.Until(l.ValidUntil())
+		assert.Greater(t, left, ttl/2, "call: validity left after Lock %d", i)
+		err := timed("Extend", func() error { return l.Extend(e.ctx, ttl) })
+		require.NoError(t, err, "call: Extend %d with deployment 0 silent", i)
+		assert.True(t, l.Valid(), "call: Valid() after an Extend that returned nil")
+		require.NoError(t, timed("Unlock", func() error { return l.Unlock(e.ctx) }), "call: Unlock %d with deployment 0 silent", i)
+	}
+
+	// 8 workers in a loop, the waiters subscribing on the silent one.
+	var (
+		h        history
+		ok, fail atomic.Int64
+		mu       sync.Mutex
+		sample   []error
+		short    atomic.Int64 // grants with less than half the TTL left
+	)
+	note := func(err error) {
+		fail.Add(1)
+		mu.Lock()
+		if len(sample) < 3 {
+			sample = append(sample, err)
+		}
+		mu.Unlock()
+	}
+	work := func(d time.Duration) {
+		ctx, cancel := context.WithTimeout(e.ctx, d)
+		defer cancel()
+		var wg sync.WaitGroup
+		for range 8 {
+			q := newQuorum()
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					l, err := q.Lock(ctx)
+					if err != nil {
+						if ctx.Err() == nil {
+							note(err)
+						}
+						continue
+					}
+					if time.Until(l.ValidUntil()) < ttl/2 {
+						short.Add(1)
+					}
+					g := h.addQuorum(l, "silent", 0)
+					time.Sleep(time.Millisecond)
+					start := time.Now()
+					if err := l.Extend(e.ctx, ttl); err != nil && l.Valid() {
+						note(fmt.Errorf("extend of a valid lease: %w", err))
+					}
+					if took := time.Since(start); took >= silentBound {
+						note(fmt.Errorf("extend took %v", took))
+					}
+					start = time.Now()
+					if err := h.unlock(e.ctx, g); err != nil {
+						note(fmt.Errorf("unlock: %w", err))
+					}
+					if took := time.Since(start); took >= silentBound {
+						note(fmt.Errorf("unlock took %v", took))
+					}
+					ok.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	work(1500 * time.Millisecond)
+	silentOK := ok.Load()
+	speak()
+	spoke = true
+	work(time.Second)
+	t.Logf("quorum with a silent deployment (%s): %d cycles while silent, %d after it spoke again, %d failures (sample: %v)", how, silentOK, ok.Load()-silentOK, fail.Load(), sample)
+	assert.Positive(t, silentOK, "call: no grant while deployment 0 was silent")
+	assert.Zero(t, fail.Load(), "call: failed Lock, Extend or Unlock calls, or ones slower than %v (sample: %v)", silentBound, sample)
+	assert.Zero(t, short.Load(), "call: grants with less than half the TTL of validity left")
+	rep := h.check(t)
+	assert.Zero(t, rep.overlaps, "overlaps in the history (%s)", rep.first)
+
+	// The calls the silent deployment queued have run by now: a stale one
+	// grants nobody anything, so the name is free there within a TTL.
+	free := func() bool {
+		l, err := e.mutex(silent, "silent", time.Second, nil).TryLock(e.ctx)
+		if err != nil {
+			return false
+		}
+		require.NoError(t, l.Unlock(e.ctx))
+		return true
+	}
+	assert.Eventually(t, free, ttl+2*time.Second, 20*time.Millisecond, "call: plain TryLock on the deployment that was silent: want free once its queued calls ran")
+	assert.Eventually(t, func() bool {
+		l, err := q.TryLock(e.ctx)
+		if err != nil {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond) // the last part joins when its reply comes
+		n := len(l.Parts())
+		require.NoError(t, l.Unlock(e.ctx))
+		return n == 3
+	}, 5*time.Second, 50*time.Millisecond, "call: a grant on all three deployments once the silent one answers again")
+}
+
+func checkMultiSilentSlot(t *testing.T, e *env) {
+	const silentName, heldName = "alpha", "bravo"
+	require.NotEqual(t, keySlot(silentName), keySlot(heldName), "the rule needs names in two slots")
+	f := e.faults()
+	c := e.clientOn(f, nil)
+	m := e.multi(c, []string{silentName, heldName}, 10*time.Second, nil)
+	// Load the scripts while every call answers.
+	l, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock while every slot answers")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+
+	// One slot silent, the other refused: the refusal decides.
+	holder, err := e.mutex(e.client(nil), heldName, 10*time.Second, nil).TryLock(e.ctx)
+	require.NoError(t, err, "call: plain TryLock of %s", heldName)
+	const silence = 3 * time.Second
+	a := f.delayBy("multi_acquire", 1, silence).onKey(c.Key(silentName))
+	start := time.Now()
+	_, err = m.TryLock(e.ctx)
+	took := time.Since(start)
+	a.disarm()
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock with %s held and %s's slot silent", heldName, silentName)
+	assert.Less(t, took, silence/2, "call: TryLock returned %v after it started; the refusal was known at once, the silent slot's answer would take %v", took, silence)
+	require.NoError(t, holder.Unlock(e.ctx), "call: Unlock of the plain lease")
+
+	// Only the silent slot's answer is missing: the context decides.
+	a = f.delayBy("multi_acquire", 1, silence).onKey(c.Key(silentName))
+	ctx, cancel := context.WithTimeout(e.ctx, shortCtx)
+	_, err = m.TryLock(ctx)
+	returned := time.Now()
+	deadline, _ := ctx.Deadline()
+	cancel()
+	a.disarm()
+	require.Error(t, err, "call: TryLock with %s's slot silent past the context", silentName)
+	assert.True(t, errors.Is(err, context.DeadlineExceeded), "call: TryLock's error %v: want the context's", err)
+	assertPrompt(t, deadline, returned, "call: TryLock with a silent slot")
+
+	for _, n := range []string{silentName, heldName} {
+		assert.Eventually(t, func() bool { return e.mutexFree(c, n) }, silence+5*time.Second, 20*time.Millisecond, "%s is free again after the attempts with a silent slot", n)
+	}
+}
