@@ -187,11 +187,11 @@ func TestLockUnreachableWaitsForHolder(t *testing.T) {
 }
 
 // TestLockUnreachableCountsFromLastAnswer checks that the bound counts from
-// the first failure since the server last answered: failures broken up by
-// answers (a refusal, or a passing server error such as TRYAGAIN) never
-// add up to the bound, however long they go on.
+// the first failure since the server last answered: failures each followed
+// by an answer (a refusal, or a passing server error such as TRYAGAIN)
+// never add up to the bound, however long they go on.
 func TestLockUnreachableCountsFromLastAnswer(t *testing.T) {
-	const bound = 200 * time.Millisecond
+	const bound = 50 * time.Millisecond
 	for _, answer := range []struct {
 		name  string
 		reply any
@@ -211,7 +211,7 @@ func TestLockUnreachableCountsFromLastAnswer(t *testing.T) {
 				switch {
 				case time.Since(start) > 3*bound:
 					return []any{int64(1), int64(7)}, nil
-				case n%3 == 0:
+				case n%2 == 0:
 					return answer.reply, answer.err
 				}
 				return nil, errRefused
@@ -226,10 +226,10 @@ func TestLockUnreachableCountsFromLastAnswer(t *testing.T) {
 	t.Run("TRYAGAIN only", func(t *testing.T) {
 		var r events
 		f := newFake()
-		c := clientOn(t, f, unreachableOpts(10*time.Millisecond, &r))
+		c := clientOn(t, f, unreachableOpts(bound/5, &r))
 		start := time.Now()
 		f.handle(func(context.Context, call) (any, error) {
-			if time.Since(start) < 200*time.Millisecond {
+			if time.Since(start) < 3*bound {
 				return nil, errors.New("locker: TRYAGAIN Multiple keys request during rehashing of slot")
 			}
 			return []any{int64(1), int64(7)}, nil
