@@ -21,6 +21,7 @@ type Client struct {
 	drift  float64
 	minDly time.Duration
 	maxDly time.Duration
+	outage time.Duration
 	obs    Observer     // nil: no events
 	acker  Acknowledger // set with Options.Ack: s, acknowledging writes
 	ack    Ack
@@ -55,7 +56,7 @@ func New(s Scripter, opts *Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{s: s, prefix: o.Prefix, drift: o.DriftFactor, minDly: o.MinRetryDelay, maxDly: o.MaxRetryDelay,
-		done: make(chan struct{}), jan: newJanitor(), obs: o.Observer}
+		outage: o.UnreachableTimeout, done: make(chan struct{}), jan: newJanitor(), obs: o.Observer}
 	if o.Ack != nil {
 		a, ok := s.(Acknowledger)
 		if !ok {

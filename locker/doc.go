@@ -40,7 +40,9 @@
 //   - Unlock, Extend and TTL are owner-checked and tell apart: done,
 //     ErrExpired (nobody holds it) and ErrHeldByOther (someone else does);
 //     the latter two change nothing.
-//   - Lock blocks until acquired or ctx is done; TryLock tries once.
+//   - Lock blocks until acquired or ctx is done; TryLock tries once. With
+//     a ctx without deadline, a server that does not answer for
+//     Options.UnreachableTimeout (default 10s) ends it with ErrUnreachable.
 //   - A lease knows its local validity deadline on the monotonic clock.
 //   - Time inside scripts is Redis's own; no client clock is sent.
 //

@@ -1,6 +1,10 @@
 package locker
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"time"
+)
 
 // Sentinel errors. Functions of this package return them wrapped with
 // context; test for them with errors.Is.
@@ -14,6 +18,15 @@ var (
 	// it taken, or Lock gave up because its context ended (then joined with
 	// ctx.Err()).
 	ErrNotObtained = errors.New("locker: lock not obtained")
+
+	// ErrUnreachable means a blocking acquisition (Lock, RLock, Acquire,
+	// ...) whose context has no deadline gave up because the server could
+	// not be reached for Options.UnreachableTimeout: connections were
+	// refused or broke, a name did not resolve, calls timed out. The error
+	// also wraps the last connection failure, so errors.Is matches it too
+	// (syscall.ECONNREFUSED, a *net.OpError, ...). It does not match
+	// ErrNotObtained: nobody was found holding the lock.
+	ErrUnreachable = errors.New("locker: server unreachable")
 
 	// ErrExpired means the lease is no longer held by anyone: its TTL ran
 	// out (or the key was deleted) before Unlock, Extend or TTL ran.
@@ -51,3 +64,10 @@ var (
 	// core expects: a driver broke the reply vocabulary of Scripter.
 	ErrUnexpectedReply = errors.New("locker: unexpected script reply")
 )
+
+// unreachable is the error of a blocking acquisition of the lock name
+// that gave up after the server had not answered for down; err is the
+// last connection failure.
+func unreachable(name string, down time.Duration, err error) error {
+	return fmt.Errorf("%w: %q: no answer for %v: %w", ErrUnreachable, name, down.Round(time.Millisecond), err)
+}

@@ -133,8 +133,10 @@ func (m *MultiLock) acquired(ctx context.Context, start time.Time, tries int, l 
 // blocks until all are granted or ctx is done, retrying when the name that
 // refused it is released (push wake-ups, as Mutex.Lock) and otherwise when
 // its holder's TTL has passed. When ctx ends first it returns
-// ErrNotObtained joined with ctx.Err(); a Scripter error (other than one
-// caused by ctx) is returned at once. On any error nothing is held.
+// ErrNotObtained joined with ctx.Err(). Connection failures are retried as
+// Mutex.Lock retries them (with a ctx without deadline, for at most
+// Options.UnreachableTimeout, then ErrUnreachable); another Scripter error
+// is returned at once. On any error nothing is held.
 func (m *MultiLock) Lock(ctx context.Context) (*MultiLease, error) {
 	if err := m.c.begin(ctx); err != nil {
 		return nil, err

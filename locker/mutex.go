@@ -89,10 +89,16 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // errors.Is works for both (and with the last connection error, if the
 // attempts were failing), at once: leaving the queue and cleaning up after
 // an attempt whose outcome is unknown happen in the background. A
-// connection failure (a network error, EOF, a reset or refused connection)
-// or a passing server state (TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN,
-// READONLY) is retried with backoff like a refusal; any other Scripter
-// error, such as NOPERM or WRONGTYPE, is returned at once. When
+// connection failure (a network error, EOF, a reset or refused connection,
+// a name that does not resolve) or a passing server state (TRYAGAIN,
+// CLUSTERDOWN, LOADING, MASTERDOWN, READONLY) is retried with backoff like
+// a refusal, and reported to the Observer as EventRetry; any other Scripter
+// error, such as NOPERM, NOAUTH, WRONGPASS or WRONGTYPE, is returned at
+// once. With a ctx that has no deadline, waiting for a holder is unbounded
+// but a server out of reach is not: once the server has not answered for
+// Options.UnreachableTimeout (default 10s, counted from the first
+// connection failure since its last answer), the next failed attempt ends
+// the call with an error matching ErrUnreachable and that failure. When
 // Client.Close runs meanwhile it returns ErrClosed. On any error nothing is
 // held.
 func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {

@@ -42,6 +42,29 @@ type Options struct {
 	// Must be at least MinRetryDelay and at most one minute. Default 100ms.
 	MaxRetryDelay time.Duration
 
+	// UnreachableTimeout bounds how long a blocking acquisition (Lock,
+	// RLock, RWMutex.Lock, Semaphore.Acquire, MultiLock.Lock) whose ctx has
+	// no deadline keeps retrying while the server cannot be reached: a
+	// refused or broken connection, a name that does not resolve, a
+	// timeout, any failure that is not an answer from the server. It counts
+	// from the first such failure since the server last answered (a refusal
+	// because the lock is held is an answer, and so is a passing server
+	// error such as TRYAGAIN or LOADING, which is retried without this
+	// bound). Once it has passed, the next failed attempt ends the call
+	// with an error matching ErrUnreachable and that failure (errors.Is
+	// works on both); the failures before it are retried with backoff and
+	// reported to the Observer as EventRetry. An attempt in flight is
+	// bounded by the driver's own dial and read timeouts, not by this
+	// option. Waiting for a holder stays unbounded. With a ctx deadline the
+	// deadline alone bounds the call, and its error joins the last
+	// connection failure. Quorum.Lock uses its first Client's bound, while
+	// no deployment refuses the lock as held and too few grant it. For a
+	// waiting Lock to outlast a failover, set it above the failover's
+	// duration (a Cluster's: cluster-node-timeout, 15s by default, and the
+	// election). Negative: no bound, connection failures are retried until
+	// ctx ends. Default 10s.
+	UnreachableTimeout time.Duration
+
 	// Observer, when set, sees every acquisition, release, extend, loss,
 	// wake-up, script reload and retried call (see Observer; SlogObserver
 	// logs them). Default nil: nothing is reported, at no cost.
@@ -67,6 +90,8 @@ const (
 	DefaultDriftFactor   = 0.01
 	DefaultMinRetryDelay = 2 * time.Millisecond
 	DefaultMaxRetryDelay = 100 * time.Millisecond
+
+	DefaultUnreachableTimeout = 10 * time.Second
 )
 
 // withDefaults validates o and returns a copy with defaults filled in.
@@ -92,6 +117,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.MaxRetryDelay == 0 {
 		r.MaxRetryDelay = max(DefaultMaxRetryDelay, r.MinRetryDelay)
+	}
+	if r.UnreachableTimeout == 0 {
+		r.UnreachableTimeout = DefaultUnreachableTimeout
 	}
 	if r.Ack != nil {
 		a, err := r.Ack.withDefaults()

@@ -62,6 +62,8 @@ func TestNewValidOptionEdges(t *testing.T) {
 		{MinRetryDelay: time.Nanosecond, MaxRetryDelay: time.Nanosecond},
 		{MinRetryDelay: 500 * time.Millisecond}, // max defaults to at least min
 		{Prefix: "a:b:c:"},
+		{UnreachableTimeout: -1}, // no bound
+		{UnreachableTimeout: time.Nanosecond},
 	} {
 		_, err := locker.New(newFake(), &o)
 		assert.NoError(t, err, "%+v", o)

@@ -152,8 +152,10 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
 // RLock takes a read lease, waiting while another owner holds the write
 // lock or a writer is waiting. It blocks until the lease is granted or ctx
 // is done, pausing between attempts as Mutex.Lock does. When ctx ends first
-// it returns ErrNotObtained joined with ctx.Err(). A Scripter error (other
-// than one caused by ctx) is returned at once. On any error nothing is held.
+// it returns ErrNotObtained joined with ctx.Err(). Connection failures are
+// retried as Mutex.Lock retries them (with a ctx without deadline, for at
+// most Options.UnreachableTimeout, then ErrUnreachable); another Scripter
+// error is returned at once. On any error nothing is held.
 func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
 	err := rw.c.begin(ctx)
 	if err != nil {
@@ -194,8 +196,10 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
 // read lease lives. While it waits, its intent keeps new readers out (see
 // RWMutex). It blocks until the lock is acquired or ctx is done; there is no
 // give-up after a number of attempts. When ctx ends first it returns
-// ErrNotObtained joined with ctx.Err(); a Scripter error (other than one
-// caused by ctx) is returned at once. On any error nothing is held and the
+// ErrNotObtained joined with ctx.Err(). Connection failures are retried as
+// Mutex.Lock retries them (with a ctx without deadline, for at most
+// Options.UnreachableTimeout, then ErrUnreachable); another Scripter error
+// is returned at once. On any error nothing is held and the
 // intent is dropped (one bounded extra round trip), so readers proceed at
 // once.
 func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {

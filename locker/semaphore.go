@@ -129,8 +129,10 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 // is granted or ctx is done, retrying on every wake-up and otherwise when
 // the next hold expires. When ctx ends first it returns ErrNotObtained
 // joined with ctx.Err(); ErrInvalidOption when n is outside [1, Permits] or
-// above the limit SetPermits stored; a Scripter error (other than one
-// caused by ctx) at once. On any error nothing is held (a FIFO waiter
+// above the limit SetPermits stored. Connection failures are retried as
+// Mutex.Lock retries them (with a ctx without deadline, for at most
+// Options.UnreachableTimeout, then ErrUnreachable); another Scripter error
+// is returned at once. On any error nothing is held (a FIFO waiter
 // leaves the queue in one bounded background call).
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.c.begin(ctx); err != nil {

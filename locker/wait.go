@@ -30,7 +30,10 @@ const wakeSlack = time.Millisecond
 // longer than the holder's remaining TTL. It returns ErrNotObtained joined
 // with ctx.Err() when ctx ends first, and any error of try other than
 // ErrNotObtained at once, unless it is transient (a broken or refused
-// connection), which it retries with backoff like a refusal.
+// connection), which it retries with backoff like a refusal. When ctx has
+// no deadline, connection failures (transient errors that are not server
+// answers) end the call with ErrUnreachable once the first of them since
+// the server last answered is c.outage old.
 //
 // With alone set (a Mutex that is not FIFO: one waiter can take a released
 // lock), a message wakes one waiter of this Client rather than all of them;
@@ -68,6 +71,13 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 		}
 	}()
 	defer func() { leave(woken); leaveMe(false) }()
+	// Connection failures end the call once down is limit old; a ctx
+	// deadline bounds the call instead.
+	var down time.Time // the first connection failure since the server last answered
+	limit := c.outage
+	if _, ok := ctx.Deadline(); ok {
+		limit = 0
+	}
 	for {
 		if c.closed.Load() {
 			return nil, ErrClosed
@@ -87,10 +97,19 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 				return nil, err
 			}
 			lastErr = err // the connection failed: back off and try again
+			if answered(err) {
+				down = time.Time{} // a passing state (TRYAGAIN, LOADING, ...): the server answered
+			} else if down.IsZero() {
+				down = time.Now()
+			}
+			if limit > 0 && !down.IsZero() && time.Since(down) >= limit {
+				return nil, unreachable(name, time.Since(down), err)
+			}
 			c.observe(ctx, Event{Kind: EventRetry, Lock: name, Err: err})
 			pttl = 0
 		} else {
 			lastErr = nil
+			down = time.Time{}
 		}
 		if !joined && !broken {
 			joined = true
@@ -130,6 +149,9 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 				pause = pttl
 			}
 			delay = min(2*delay, c.maxDly)
+		}
+		if broken && limit > 0 && !down.IsZero() {
+			pause = max(0, min(pause, limit-time.Since(down))) // one more try as the bound passes
 		}
 		if timer == nil {
 			timer = time.NewTimer(pause)

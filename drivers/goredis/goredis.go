@@ -172,9 +172,21 @@ func reply(v any, err error) (any, error) {
 		if errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT") {
 			return nil, fmt.Errorf("%w: %w", locker.ErrNoScript, err)
 		}
+		if redis.HasErrorPrefix(err, "Protocol error: unauthenticated") {
+			return nil, noAuth(err)
+		}
 		return nil, err
 	}
 	return translate(v)
+}
+
+// noAuth names the error Redis returns, instead of NOAUTH, to a client
+// that has not authenticated when a command has more than 10 arguments
+// ("ERR Protocol error: unauthenticated multibulk length") or one longer
+// than 16 KiB ("... unauthenticated bulk length"), as what it means. The
+// server also closes the connection. It wraps err.
+func noAuth(err error) error {
+	return fmt.Errorf("NOAUTH Authentication required (the client did not authenticate; set its password): %w", err)
 }
 
 // translate maps one reply value, as go-redis decodes RESP2 and RESP3, onto

@@ -137,7 +137,15 @@ func (b poolBackend) do(ctx context.Context, _ []string, cmd string, args []any)
 		return nil, err
 	}
 	defer conn.Close()
-	return redis.DoContext(conn, ctx, cmd, args...)
+	v, err := redis.DoContext(conn, ctx, cmd, args...)
+	var re redis.Error
+	if errors.As(err, &re) && strings.HasPrefix(string(re), "ERR Protocol error") {
+		// Redis closes a connection after a protocol error (such as an
+		// unauthenticated client's): read its end, so that the pool drops
+		// the connection instead of handing it to the next call.
+		_, _ = redis.ReceiveWithTimeout(conn, time.Second)
+	}
+	return v, err
 }
 
 func (b poolBackend) load(ctx context.Context, src string) (string, error) {
@@ -240,12 +248,23 @@ func withContext(ctx context.Context, f func() (any, error)) (any, error) {
 	}
 }
 
-// translateErr marks a NOSCRIPT server error with locker.ErrNoScript and
-// returns every other error unchanged.
+// translateErr marks a NOSCRIPT server error with locker.ErrNoScript,
+// names the error Redis returns, instead of NOAUTH, to a client that has
+// not authenticated when a command has more than 10 arguments ("ERR
+// Protocol error: unauthenticated multibulk length") or one longer than
+// 16 KiB ("... unauthenticated bulk length") as what it means (the server
+// also closes the connection), and returns every other error unchanged.
+// Both wrap err.
 func translateErr(err error) error {
 	var re redis.Error
-	if errors.As(err, &re) && strings.HasPrefix(string(re), "NOSCRIPT") {
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch {
+	case strings.HasPrefix(string(re), "NOSCRIPT"):
 		return fmt.Errorf("%w: %w", locker.ErrNoScript, err)
+	case strings.HasPrefix(string(re), "ERR Protocol error: unauthenticated"):
+		return fmt.Errorf("NOAUTH Authentication required (the client did not authenticate; set its password): %w", err)
 	}
 	return err
 }
