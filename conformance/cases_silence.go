@@ -161,7 +161,7 @@ func checkQuorumSilent(t *testing.T, e *env, how string) {
 		}
 		wg.Wait()
 	}
-	work(1500 * time.Millisecond)
+	work(2 * time.Second)
 	silentOK := ok.Load()
 	speak()
 	spoke = true
