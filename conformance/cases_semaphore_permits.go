@@ -17,13 +17,13 @@ import (
 func init() {
 	semaphoreCases = append(semaphoreCases,
 		testCase{
-			name: "Semaphore/Outcome/SetPermitsLate",
-			rule: "A SetPermits whose call reaches Redis only after its caller gave up (held back until after a later SetPermits of the same Client, or delayed past its context) is refused by Redis and changes nothing: after SetPermits(5) held back and SetPermits(2) done, at most 2 permits are granted at once; after SetPermits(3) held back and SetPermits(0) done, each client's own limit is in force and no key of the semaphore is left without expiry.",
+			name:  "Semaphore/Outcome/SetPermitsLate",
+			rule:  "A SetPermits whose call reaches Redis only after its caller gave up (held back until after a later SetPermits of the same Client, or delayed past its context) is refused by Redis and changes nothing: after SetPermits(5) held back and SetPermits(2) done, at most 2 permits are granted at once; after SetPermits(3) held back and SetPermits(0) done, each client's own limit is in force and no key of the semaphore is left without expiry.",
 			check: checkSemSetPermitsLate,
 		},
 		testCase{
-			name: "Semaphore/Outcome/SetPermitsLost",
-			rule: "A SetPermits whose call ran but whose reply was lost (on every try) returns an error, and its background clean-up undoes it: after SetPermits(2) done and SetPermits(5) lost, at most 2 permits are granted at once again; a SetPermits(3) lost on a semaphore with no limit and nothing held leaves each client's own limit in force and no key without expiry.",
+			name:  "Semaphore/Outcome/SetPermitsLost",
+			rule:  "A SetPermits whose call ran but whose reply was lost (on every try) returns an error, and its background clean-up undoes it: after SetPermits(2) done and SetPermits(5) lost, at most 2 permits are granted at once again; a SetPermits(3) lost on a semaphore with no limit and nothing held leaves each client's own limit in force and no key without expiry.",
 			check: checkSemSetPermitsLost,
 		},
 	)
