@@ -15,7 +15,7 @@ import (
 // what became of it must never override a later SetPermits, nor leave a
 // stored limit (and a key without expiry) behind.
 func init() {
-	semaphoreCases = append(semaphoreCases,
+	semaphoreCases = insertBefore(semaphoreCases, "Semaphore/Chaos",
 		testCase{
 			name:  "Semaphore/Outcome/SetPermitsLate",
 			rule:  "A SetPermits whose call reaches Redis only after its caller gave up (held back until after a later SetPermits of the same Client, or delayed past its context) is refused by Redis and changes nothing: after SetPermits(5) held back and SetPermits(2) done, at most 2 permits are granted at once; after SetPermits(3) held back and SetPermits(0) done, each client's own limit is in force and no key of the semaphore is left without expiry.",
