@@ -22,6 +22,10 @@ import (
 //     background;
 //   - an extend carries the lease's extend number, so a late one is refused;
 //     the lease's deadline becomes the earliest the server may have applied.
+//   - a Semaphore's SetPermits has its own call id; its clean-up
+//     (sem_cancel.lua) restores the limit the call replaced, if no later
+//     SetPermits replaced it in turn, and refuses the call (for
+//     abandonedMS); a later SetPermits of the Client awaits that clean-up.
 //
 // Clean-ups run in the background, so a caller whose context ended is not
 // held back; the Client tracks them and Close waits for them (bounded).

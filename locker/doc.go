@@ -23,8 +23,9 @@
 // "<prefix>{<name>}:wake" (a channel, passed to scripts as an argument,
 // never as a key). Claim markers live in "<prefix>{<key>}:claim". Every key
 // expires: after every lock is released or expired, and the 30 s window for
-// abandoned calls has passed, no key is left under the prefix (a semaphore
-// whose limit SetPermits stored keeps its hash until the limit is cleared).
+// abandoned calls (and for a SetPermits' undo record) has passed, no key
+// is left under the prefix (a semaphore whose limit SetPermits stored keeps
+// its hash until the limit is cleared).
 // The default prefix is "scriptlock:".
 //
 // # Semantics

@@ -1,9 +1,11 @@
 package locker_test
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -57,4 +59,35 @@ func TestMultiLockRedis(t *testing.T) {
 	require.NoError(t, o.Unlock(e.ctx))
 	require.NoError(t, c.Close())
 	assert.Empty(t, e.keys(), "no key left")
+}
+
+// TestMultiLockRedisFIFOExpiredHead checks that a MultiLock sees a name's
+// FIFO queue as a Mutex does: a head whose entry expired (a crashed
+// waiter) is skipped, and the live waiter behind it goes first; with no
+// live waiter left, the MultiLock is granted.
+func TestMultiLockRedisFIFOExpiredHead(t *testing.T) {
+	e := newRedisEnv(t)
+	c := e.client(nil)
+	k := c.Key("q")
+	nowMS := e.micros() / 1000
+	entry := func(exp int64) string { return strconv.FormatInt(exp, 10) + ":10000:" }
+	require.NoError(t, e.rdb.ZAdd(e.ctx, k+":q", redis.Z{Score: 1, Member: "dead"}, redis.Z{Score: 2, Member: "live"}).Err())
+	require.NoError(t, e.rdb.HSet(e.ctx, k+":qx", "#", 2, "dead", entry(nowMS-1000), "live", entry(nowMS+60000)).Err())
+	require.NoError(t, e.rdb.PExpire(e.ctx, k+":q", time.Minute).Err())
+	require.NoError(t, e.rdb.PExpire(e.ctx, k+":qx", time.Minute).Err())
+
+	ml, err := c.NewMultiLock([]string{"q", "r"}, 10*time.Second, nil)
+	require.NoError(t, err)
+	_, err = ml.TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "MultiLock.TryLock with a live waiter behind an expired head")
+	assert.Equal(t, []string{"dead", "live"}, e.rdb.ZRange(e.ctx, k+":q", 0, -1).Val(), "the MultiLock leaves the queue as it is")
+	_, err = newMutex(t, c, "q", time.Second, nil).TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "Mutex.TryLock in the same state")
+	assert.Equal(t, []string{"live"}, e.rdb.ZRange(e.ctx, k+":q", 0, -1).Val(), "the Mutex drops the expired head")
+
+	// The live waiter's entry expires too: nobody goes first.
+	require.NoError(t, e.rdb.HSet(e.ctx, k+":qx", "live", entry(nowMS-1)).Err())
+	l, err := ml.TryLock(e.ctx)
+	require.NoError(t, err, "MultiLock.TryLock with only expired waiters queued")
+	require.NoError(t, l.Unlock(e.ctx))
 }

@@ -167,10 +167,39 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 // again). Holds above a lowered limit keep their permits until released or
 // expired; no permit is granted while the permits held plus those asked
 // for exceed the limit. Raising it wakes waiters that now fit. While a
-// limit is stored, the semaphore's hash has no expiry. It blocks for one
-// round trip and fails with ErrInvalidOption (permits outside [0,
-// MaxPermits]), ErrClosed, ErrNilContext or the Scripter's error (after
-// which the limit may or may not be stored: calling again is harmless).
+// limit is stored, the semaphore's hash has no expiry.
+//
+// It first waits for the clean-ups of this Client's earlier SetPermits
+// calls on the name whose outcome was unknown (see below), then blocks for
+// one round trip. It fails with ErrInvalidOption (permits outside [0,
+// MaxPermits]), ErrClosed, ErrNilContext, ctx's error while it waits (then
+// nothing was sent), or the Scripter's error. Each call ends one of three
+// ways:
+//
+//   - done (nil): the limit is stored (or cleared) for every client, and
+//     stays so until a later SetPermits changes it. No earlier SetPermits of
+//     this Client can change it any more: each was answered, or refused or
+//     undone by its clean-up before this call was sent.
+//   - refused (Redis answered with an error, such as NOPERM): nothing
+//     changed.
+//   - unknown (ctx ended or the connection broke while the call was on its
+//     way: a context or connection error): the call may have stored the
+//     limit, and may still arrive. Until its clean-up ends, assume the
+//     larger of the old and the new limit may be in force. The clean-up
+//     runs in the background (bounded; Close waits for it): Redis then
+//     refuses the call should it still arrive, and undoes it if it ran in
+//     the last 30 s and no later SetPermits replaced its limit (the limit
+//     before it is restored; when that was none, the keys expire again).
+//     So once the clean-up ended, the call has no lasting effect; call
+//     SetPermits again to set the limit. If Redis stays out of reach for
+//     the clean-up's whole span (10 s), the call may have taken effect.
+//
+// A SetPermits that changes the limit leaves a small undo record in the
+// semaphore's hash for 30 s (the abandoned-call window): cleared on an
+// idle semaphore, the hash expires after that window instead of at once.
+// Concurrent SetPermits calls (of this or other Clients) take effect in
+// the order Redis runs them; a call whose outcome is unknown counts as
+// concurrent with every call until its clean-up ended.
 func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
 	if err := s.c.begin(ctx); err != nil {
 		return err
@@ -183,14 +212,43 @@ func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
 	if permits > 0 {
 		arg = strconv.Itoa(permits)
 	}
-	_, err := s.c.retryTransient(ctx, scriptSemPermits, func() (any, error) {
-		return s.c.run(ctx, scriptSemPermits, s.keys, []string{arg, s.wake})
+	// A clean-up still in flight may undo the limit this call is about to
+	// store: wait for it, so that the calls of this Client apply in order.
+	if err := s.c.awaitCleanup(ctx, s.permitsKey()); err != nil {
+		return fmt.Errorf("locker: set permits of %q: %w", s.name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("locker: set permits of %q: %w", s.name, err) // nothing sent
+	}
+	id := newToken()
+	args := []string{arg, s.wake, id, abandonedMS}
+	r, err := s.c.retryTransient(ctx, scriptSemPermits, func() (any, error) {
+		return s.c.run(ctx, scriptSemPermits, s.keys, args)
 	})
+	if err == nil {
+		var n int64
+		n, err = replyInt(scriptSemPermits, r)
+		if err == nil && n < 0 {
+			// Only a clean-up refuses a call, and none runs before the
+			// call's caller gave up: a reused call id.
+			err = fmt.Errorf("%w: %s refused the call as abandoned", ErrUnexpectedReply, scriptSemPermits.name)
+		}
+	}
 	if err != nil {
+		if !answered(err) {
+			s.c.later(s.permitsKey(), time.Time{}, func(ctx context.Context) error {
+				_, err := s.c.run(ctx, scriptSemCancel, s.keys, []string{"", id, abandonedMS, "", s.wake})
+				return err
+			})
+		}
 		return fmt.Errorf("locker: set permits of %q: %w", s.name, err)
 	}
 	return nil
 }
+
+// permitsKey names the clean-ups of SetPermits calls on this semaphore in
+// the Client's janitor (awaitCleanup); acquire clean-ups use keys[0].
+func (s *Semaphore) permitsKey() string { return s.keys[0] + " permits" }
 
 // validN checks the permits asked for.
 func (s *Semaphore) validN(n int) error {

@@ -2,6 +2,7 @@ package locker_test
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,10 @@ func TestSemaphoreRedisPermits(t *testing.T) {
 	require.NoError(t, err, "each client's own limit again")
 	require.NoError(t, one.Unlock(e.ctx))
 	require.NoError(t, two.Unlock(e.ctx))
-	assert.Empty(t, e.keys(), "no key once every hold is gone")
+	// SetPermits(0) left its undo record for the abandoned-call window.
+	for _, k := range e.keys() {
+		assert.True(t, e.pttl(k) > 0 && e.pttl(k) <= 30*time.Second, "once every hold is gone, %s expires within 30 s: PTTL %v", k, e.pttl(k))
+	}
 
 	// A holder that never releases gives its permits back after its TTL.
 	short := newSem(t, c, "s", 3, 100*time.Millisecond, nil)
@@ -80,7 +84,130 @@ func TestSemaphoreRedisPermits(t *testing.T) {
 	x, err := s.TryAcquire(e.ctx, 3)
 	require.NoError(t, err, "the crashed holder's permits are back")
 	require.NoError(t, x.Unlock(e.ctx))
-	assert.Empty(t, e.keys())
+	for _, k := range e.keys() {
+		assert.True(t, e.pttl(k) > 0 && e.pttl(k) <= 30*time.Second, "%s expires within 30 s: PTTL %v", k, e.pttl(k))
+	}
+}
+
+// permitsHook is a Scripter that applies fault to the sem_permits calls
+// whose limit argument is limit, and passes every other call through.
+type permitsHook struct {
+	locker.Scripter
+	limit string
+	fault func(ctx context.Context, sha string, keys, args []string) (any, error)
+}
+
+func (p *permitsHook) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
+	if locker.ScriptName(sha) == "sem_permits" && len(args) > 0 && args[0] == p.limit {
+		return p.fault(ctx, sha, keys, args)
+	}
+	return p.Scripter.EvalSha(ctx, sha, keys, args)
+}
+
+// limitIs reports whether s grants exactly want permits at once (taking
+// them one by one, and releasing them again).
+func limitIs(t *testing.T, ctx context.Context, s *locker.Semaphore, want int) bool {
+	t.Helper()
+	var got []*locker.Lease
+	defer func() {
+		for _, l := range got {
+			require.NoError(t, l.Unlock(ctx))
+		}
+	}()
+	for range s.Permits() {
+		l, err := s.TryAcquire(ctx, 1)
+		if err != nil {
+			require.ErrorIs(t, err, locker.ErrNotObtained)
+			break
+		}
+		got = append(got, l)
+	}
+	return len(got) == want
+}
+
+// TestSemaphoreRedisSetPermitsUnknown checks the three fates of a
+// SetPermits call whose outcome its caller cannot know: delivered after
+// its clean-up (refused, -1), run with its reply lost (undone by the
+// clean-up), and neither overriding a later SetPermits of the same Client;
+// no key is left without expiry once no limit is stored.
+func TestSemaphoreRedisSetPermitsUnknown(t *testing.T) {
+	e := newRedisEnv(t)
+	type held struct {
+		sha        string
+		keys, args []string
+	}
+	var late []held
+	hook := &permitsHook{}
+	c := e.client(func(s locker.Scripter) locker.Scripter { hook.Scripter = s; return hook })
+	s := newSem(t, c, "p", 5, 30*time.Second, nil)
+	probe := newSem(t, e.client(nil), "p", 5, 30*time.Second, nil)
+	key := e.prefix + "{p}:sem"
+
+	// Late: held back while its caller gives up; delivered after a later
+	// SetPermits(2), it is refused.
+	hook.limit = "5"
+	hook.fault = func(ctx context.Context, sha string, keys, args []string) (any, error) {
+		late = append(late, held{sha, keys, args})
+		return nil, context.DeadlineExceeded
+	}
+	require.Error(t, s.SetPermits(e.ctx, 5))
+	require.NotEmpty(t, late)
+	for _, h := range late {
+		assert.Equal(t, late[0].args, h.args, "every try of one SetPermits carries its call id")
+	}
+	require.NoError(t, s.SetPermits(e.ctx, 2), "waits for the clean-up, then stores 2")
+	r, err := e.rdb.EvalSha(e.ctx, late[0].sha, late[0].keys, late[0].args).Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), r, "the late call is refused: it was abandoned")
+	assert.True(t, limitIs(t, e.ctx, probe, 2), "the limit stays 2")
+
+	// Lost: it ran (the limit was 7 for a while) and its reply was lost
+	// on every try; its clean-up undoes it.
+	hook.limit = "7"
+	hook.fault = func(ctx context.Context, sha string, keys, args []string) (any, error) {
+		if _, err := hook.Scripter.EvalSha(ctx, sha, keys, args); err != nil {
+			return nil, err
+		}
+		return nil, io.ErrUnexpectedEOF
+	}
+	require.Error(t, s.SetPermits(e.ctx, 7))
+	require.Eventually(t, func() bool { return e.hash(key)["n"] == "2" }, 5*time.Second, time.Millisecond,
+		"the clean-up restores the limit 2: got %q", e.hash(key)["n"])
+	assert.True(t, limitIs(t, e.ctx, probe, 2), "the limit is 2 again")
+
+	// Late after a clear: the clean-up refuses it, and the keys expire.
+	require.NoError(t, s.SetPermits(e.ctx, 0))
+	hook.limit = "3"
+	late = nil
+	hook.fault = func(ctx context.Context, sha string, keys, args []string) (any, error) {
+		late = append(late, held{sha, keys, args})
+		return nil, context.DeadlineExceeded
+	}
+	require.Error(t, s.SetPermits(e.ctx, 3))
+	require.NoError(t, s.SetPermits(e.ctx, 0), "waits for the clean-up")
+	r, err = e.rdb.EvalSha(e.ctx, late[0].sha, late[0].keys, late[0].args).Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), r, "the late call is refused")
+	assert.True(t, limitIs(t, e.ctx, probe, 5), "each client's own limit (5)")
+	_, stored := e.hash(key)["n"]
+	assert.False(t, stored, "no limit stored")
+
+	// Lost on a semaphore with no limit and nothing held: undone, so the
+	// keys expire.
+	hook.limit = "4"
+	hook.fault = func(ctx context.Context, sha string, keys, args []string) (any, error) {
+		if _, err := hook.Scripter.EvalSha(ctx, sha, keys, args); err != nil {
+			return nil, err
+		}
+		return nil, io.ErrUnexpectedEOF
+	}
+	require.Error(t, s.SetPermits(e.ctx, 4))
+	require.NoError(t, c.Close(), "Close waits for the clean-up")
+	_, stored = e.hash(key)["n"]
+	assert.False(t, stored, "the lost SetPermits(4) is undone")
+	for _, k := range e.keys() {
+		assert.True(t, e.pttl(k) > 0 && e.pttl(k) <= 30*time.Second, "%s expires within 30 s: PTTL %v", k, e.pttl(k))
+	}
 }
 
 // TestSemaphoreRedisFIFO checks that a large request is not overtaken:

@@ -40,7 +40,9 @@
 -- last extend number ("<order>:<n>"), and 'w' while someone may wait for the
 -- lock: a refused call sets it, and only then does a release publish a
 -- wake-up. While the queue is not empty only its head may take a free lock;
--- waiters whose entry expired (crashed) are skipped, and the next ones woken.
+-- waiters whose entry expired (crashed) are skipped and dropped, and the
+-- next ones woken (queueHead in mutex_prelude.lua, which multi_acquire.lua
+-- shares).
 --
 -- The fast path: with no lock, no queue and no abandoned call on the name
 -- (one EXISTS over the three keys), a grant needs only TIME, HSET and
@@ -60,6 +62,9 @@ if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4]) == 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   return {1, tonumber(fence)}
 end
+
+-- After the fast path, which so creates none of its functions:
+-- @include mutex_prelude.lua
 
 if redis.call('ZSCORE', KEYS[4], ARGV[2]) then
   return {0, 0}
@@ -102,28 +107,10 @@ end
 
 local head = nil
 if redis.call('EXISTS', KEYS[2]) == 1 then
-  local now = math.floor(micros() / 1000)
-  local skipped = false
-  while true do
-    local h = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-    if not h then
-      break
-    end
-    if tonumber(string.match(redis.call('HGET', KEYS[3], h) or '0', '^%d+')) > now then
-      head = h
-      break
-    end
-    redis.call('ZREM', KEYS[2], h)
-    redis.call('HDEL', KEYS[3], h)
-    skipped = true
-  end
+  local entry, skipped
+  head, entry, skipped = queueHead(KEYS[2], KEYS[3], math.floor(micros() / 1000), true)
   if skipped and not owner and head and head ~= waiter then
-    -- SPUBLISH keeps the message in the lock's shard; a server without it
-    -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
-    local sent = redis.pcall('SPUBLISH', ARGV[6], '')
-    if type(sent) == 'table' and sent.err then
-      redis.call('PUBLISH', ARGV[6], '')
-    end
+    publish(ARGV[6]) -- the live head may not know the lock is free
   end
 end
 

@@ -21,9 +21,15 @@
 --        {0, pttl} none granted: a name is held by another owner (pttl: the
 --        longest remaining time of those holders, in ms; each is marked as
 --        waited for, so its release publishes) or has a live FIFO waiter
---        queued (pttl 0).
+--        queued (pttl 0): the first live one, past any whose entry
+--        expired (crashed), as a Mutex sees it (queueHead in
+--        mutex_prelude.lua; the expired entries are left for acquire.lua
+--        to drop, with the wake-up of the live head that goes with it).
 --        {0, 0} none granted: the call was abandoned on some name (see
 --        abandon.lua).
+
+-- @include mutex_prelude.lua
+
 local id, ttl = ARGV[1], tonumber(ARGV[2])
 local n = #KEYS / 4
 local t = redis.call('TIME')
@@ -41,11 +47,8 @@ for i = 0, n - 1 do
     blocked = true
     wait = math.max(wait, redis.call('PTTL', lock))
     redis.call('HSET', lock, 'w', '1')
-  else
-    local head = redis.call('ZRANGE', q, 0, 0)[1]
-    if head and tonumber(string.match(redis.call('HGET', qx, head) or '0', '^%d+')) > now then
-      blocked = true -- a FIFO waiter goes first
-    end
+  elseif queueHead(q, qx, now, false) then
+    blocked = true -- a live FIFO waiter goes first (expired ones are skipped, as acquire.lua does)
   end
 end
 if blocked then

@@ -1,7 +1,9 @@
--- sem_cancel.lua: the clean-up of a semaphore acquire call whose outcome
--- is unknown to its caller, or of a FIFO waiter that gives up: drop the
--- hold that call may have granted (only that call's, named by its id), the
--- waiter's queue entry, and refuse the call should it still arrive.
+-- sem_cancel.lua: the clean-up of a semaphore acquire or SetPermits call
+-- whose outcome is unknown to its caller, or of a FIFO waiter that gives
+-- up: drop the hold that call may have granted (only that call's, named by
+-- its id), undo the limit it may have stored (while no later SetPermits
+-- replaced it: see sem_permits.lua), drop the waiter's queue entry, and
+-- refuse the call should it still arrive.
 --
 -- KEYS[1]  semaphore hash  <prefix>{<name>}:sem
 -- KEYS[2]  expiries        <prefix>{<name>}:semz
@@ -12,7 +14,8 @@
 -- ARGV[4]  waiter id to dequeue ('' for none)
 -- ARGV[5]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --
--- Reply: 1, always. Wakes who can use what it freed.
+-- Reply: 1, always. Wakes who can use what it freed (or a limit it
+-- raised back).
 
 -- @include sem_prelude.lua
 
@@ -21,6 +24,20 @@ if id ~= '' then
   local h = hold('h:' .. id)
   if h and h[5] == owner then
     dropHold('h:' .. id, h)
+  end
+  local undo = redis.call('HGET', H, 'u')
+  if undo and string.sub(undo, 1, #id + 1) == id .. ':' then
+    local before = string.sub(undo, #id + 2)
+    if before == '' then
+      redis.call('HDEL', H, 'n')
+      limit, kept = tonumber(st[4]), false
+    else
+      redis.call('HSET', H, 'n', before)
+      limit, kept = tonumber(before), true
+    end
+    redis.call('HDEL', H, 'u')
+    redis.call('ZREM', Z, 'u')
+    freed = true
   end
   if refuse > 0 then
     redis.call('HSET', H, 'x:' .. id, string.format('%d', now + refuse))

@@ -19,9 +19,11 @@
 -- cleared); 'm' the limit the last acquire passed; 'w' a refused Acquire
 -- waits (a release publishes once for it); 'h:<id>' a hold, "<expiry
 -- ms>:<permits>:<extend n>:<fence>:<owner>"; 'x:<id>' an abandoned acquire
--- call, refused until its expiry; 'q:<waiter>' a FIFO waiter's entry,
--- "<expiry ms>:<permits>". Every 'h:', 'x:' and 'q:' field is scored by its
--- expiry in KEYS[2], and every waiter by its arrival (server µs) in
+-- call (an acquire or a SetPermits), refused until its expiry;
+-- 'q:<waiter>' a FIFO waiter's entry, "<expiry ms>:<permits>"; 'u' the
+-- undo record of the last SetPermits that changed 'n', "<call id>:<the
+-- limit before, or ''>" (see sem_permits.lua). Every 'h:', 'x:' and 'q:'
+-- field, and 'u', is scored by its expiry in KEYS[2], and every waiter by its arrival (server µs) in
 -- KEYS[3]; both sets also hold the member '' scored 0, so they exist as
 -- long as the hash (a slot being migrated answers a script whose keys are
 -- partly missing with TRYAGAIN). Expired fields are found by score and
