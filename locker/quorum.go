@@ -74,8 +74,8 @@ type Quorum struct {
 // clients, whose leases last ttl unless extended. It does not contact
 // Redis. It fails with ErrInvalidOption (no client, more than
 // MaxQuorumClients, a nil or repeated Client, PartTimeout out of range),
-// ErrClosed, ErrInvalidName or ErrInvalidTTL. One or two clients are allowed but tolerate no failure; use
-// an odd number, three or five.
+// ErrClosed, ErrInvalidName or ErrInvalidTTL. One or two clients are
+// allowed but tolerate no failure; use an odd number, three or five.
 func NewQuorum(clients []*Client, name string, ttl time.Duration, opts *QuorumOptions) (*Quorum, error) {
 	var o QuorumOptions
 	if opts != nil {

@@ -343,9 +343,11 @@ func (q *QuorumLease) Extend(ctx context.Context, ttl time.Duration) error {
 }
 
 // TTL returns the time a majority of parts have left as their servers
-// count it (the need-th longest), asking every part at once and returning
-// as soon as a majority answered. It fails, with the parts' errors joined,
-// when fewer than a majority answered that they hold the lock.
+// count it, asking every part at once and returning as soon as a majority
+// answered: the need-th longest of the answers it has then, which is
+// never more than a majority really has (a part whose Extend is still on
+// its way may answer with its old time). It fails, with the parts' errors
+// joined, when fewer than a majority answered that they hold the lock.
 func (q *QuorumLease) TTL(ctx context.Context) (time.Duration, error) {
 	if q == nil {
 		return 0, fmt.Errorf("%w: nil lease", ErrExpired)
