@@ -31,20 +31,17 @@ type fanResult[T any] struct {
 // finish after the caller returned. decide gets each result as it arrives,
 // in the caller's goroutine, until it returns true or every call has
 // returned; results that come after that go to late, in the call's own
-// goroutine (late may be nil). fanOut returns once decided, with a
-// function that cancels the calls still running (their results still go
-// to late).
+// goroutine (late may be nil). fanOut returns once decided.
 func fanOut[T any](ctx context.Context, jans []*janitor, budget time.Duration, detach bool,
 	call func(ctx context.Context, i int) (T, error),
 	decide func(i int, v T, err error) bool,
 	late func(i int, v T, err error),
-) (cancelPending func()) {
+) {
 	var (
 		mu      sync.Mutex
 		decided bool
 		ch      = make(chan fanResult[T], len(jans)) // never blocks a call
 		stops   = make([]func() bool, len(jans))
-		cancels = make([]context.CancelFunc, len(jans))
 	)
 	deadline := time.Time{}
 	if budget > 0 {
@@ -62,7 +59,6 @@ func fanOut[T any](ctx context.Context, jans []*janitor, budget time.Duration, d
 		if !deadline.IsZero() {
 			cctx, cancel = context.WithDeadline(base, deadline)
 		}
-		cancels[i] = cancel
 		stops[i] = func() bool { return false }
 		if detach {
 			stops[i] = context.AfterFunc(ctx, cancel) // until the decision, the caller's end ends the call
@@ -103,11 +99,7 @@ func fanOut[T any](ctx context.Context, jans []*janitor, budget time.Duration, d
 				late(r.i, r.v, r.err)
 			}
 		default:
-			return func() {
-				for _, cancel := range cancels {
-					cancel()
-				}
-			}
+			return
 		}
 	}
 }

@@ -164,7 +164,8 @@ func (m *MultiLock) label() string { return strings.Join(m.names, ",") }
 
 // try runs one attempt: every slot's script at once. It decides as soon as
 // the answer is known: every slot granted (the lease), or one slot refused
-// or failed; the slots' calls still running are then cancelled. The slots
+// or failed; the slots' calls still running then finish in the background
+// (within ctx, tracked by Client.Close). The slots
 // granted of a failed attempt are released in the background, and the
 // attempt returns ErrNotObtained with the longest remaining time of the
 // refusing holders, or the first slot's error; a slot whose outcome is
@@ -222,7 +223,7 @@ func (m *MultiLock) try(ctx context.Context, waited bool) (*MultiLease, time.Dur
 		}
 		return false
 	}
-	cancel := fanOut(ctx, jans, 0, false, func(ctx context.Context, g int) ([2]int64, error) {
+	fanOut(ctx, jans, 0, false, func(ctx context.Context, g int) ([2]int64, error) {
 		r, err := m.c.run(ctx, scriptMultiAcquire, m.keys[g], []string{id, m.ttlArg, w})
 		var v [2]int64
 		if err == nil {
@@ -243,7 +244,9 @@ func (m *MultiLock) try(ctx context.Context, waited bool) (*MultiLease, time.Dur
 		settle(g, v, err, true)
 	})
 	if fail {
-		cancel() // the other slots' calls: a grant among them is released, an unknown outcome abandoned
+		// The other slots' calls finish in the background (bounded by
+		// ctx): a grant among them is released, an unknown outcome
+		// abandoned.
 		for _, p := range parts {
 			if p != nil {
 				p.drop()
