@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"errors"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -68,8 +67,8 @@ type quorumSet struct {
 // case's deployment and on them (opts applies to every Client).
 func newQuorumSet(t *testing.T, e *env, opts *locker.Options) *quorumSet {
 	t.Helper()
-	if os.Getenv(redisserver.EnvRedisAddr) != "" {
-		t.Skipf("the Quorum rules start and kill servers of their own: unset %s to run them", redisserver.EnvRedisAddr)
+	if !e.d.owned {
+		e.notApplicable("the Quorum rules start, stop and freeze two redis-server processes of their own beside this deployment, which the suite did not start: run them against servers the suite starts")
 	}
 	qs := &quorumSet{e: e, scripters: []locker.Scripter{e.s}, clients: []*locker.Client{e.client(opts)}}
 	for i := 1; i < 3; i++ {

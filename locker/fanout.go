@@ -55,8 +55,13 @@ func fanOut[T any](ctx context.Context, jans []*janitor, budget time.Duration, d
 		base = context.WithoutCancel(ctx)
 	}
 	for i, j := range jans {
-		cctx, cancel := context.WithCancel(base)
-		if !deadline.IsZero() {
+		var (
+			cctx   context.Context
+			cancel context.CancelFunc
+		)
+		if deadline.IsZero() {
+			cctx, cancel = context.WithCancel(base)
+		} else {
 			cctx, cancel = context.WithDeadline(base, deadline)
 		}
 		stops[i] = func() bool { return false }
