@@ -20,7 +20,9 @@ import (
 // nothing, Close leaves no goroutine, a nil one is safe.
 
 func init() {
-	multiCases = append(multiCases,
+	// Before the chaos cases, whose killed connections a driver's pool may
+	// still hold (see insertBefore).
+	multiCases = insertBefore(multiCases, "Multi/Chaos",
 		testCase{
 			name:  "Multi/LostReleasesParts",
 			rule:  "An auto-refreshed MultiLease whose one part is taken away is lost, and its other names are no longer held (not renewed, released) within a TTL, without Unlock.",
@@ -37,7 +39,7 @@ func init() {
 			check: func(t *testing.T, e *env) { checkGroupsNoLeak(t, e, false) },
 		},
 	)
-	quorumCases = append(quorumCases,
+	quorumCases = insertBefore(quorumCases, "Quorum/Chaos",
 		testCase{
 			name:  "Quorum/LostReleasesParts",
 			rule:  "An auto-refreshed QuorumLease that loses two parts of three is lost, and the third deployment no longer holds the name (not renewed, released) within a TTL, without Unlock.",
