@@ -118,10 +118,11 @@ func (m *MultiLease) Valid() bool {
 }
 
 // each runs f on every part concurrently and returns their errors joined,
-// each prefixed with its part's name, as soon as the answer is known: when
-// every part has succeeded, or at the first failure (the calls still
-// running go on in the background, tracked by Client.Close).
-func (m *MultiLease) each(ctx context.Context, f func(ctx context.Context, i int, l *Lease) error) error {
+// each prefixed with its part's name: with all set, once every part's call
+// has returned; otherwise as soon as the answer is known, when every part
+// has succeeded or at the first failure (the calls still running go on in
+// the background, tracked by Client.Close).
+func (m *MultiLease) each(ctx context.Context, all bool, f func(ctx context.Context, i int, l *Lease) error) error {
 	var errs []error
 	jans := make([]*janitor, len(m.parts))
 	for i, l := range m.parts {
@@ -133,19 +134,21 @@ func (m *MultiLease) each(ctx context.Context, f func(ctx context.Context, i int
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%q: %w", m.parts[i].Name(), err))
 		}
-		return len(errs) > 0
+		return len(errs) > 0 && !all
 	}, nil)
 	return errors.Join(errs...)
 }
 
 // Unlock releases every part, concurrently (one round trip), with each
 // part's Lease.Unlock semantics, and cancels the lease's Context once any
-// part is released. It returns nil when all were released (or for a nil
-// lease), and otherwise the first failure as soon as it is known; the
-// other parts' releases go on in the background. A part whose release had
-// an unknown outcome is ended at once and released in the background, as
-// Lease.Unlock does; one whose release was refused (NOPERM, nil ctx) is
-// held as before, and Unlock may be called again.
+// part is released. It blocks until every part's release has returned
+// (each bounded by ctx), so that when it returns each part is released,
+// ended, or, if the server refused its release, held as before. It
+// returns nil when all were released (or for a nil lease), and otherwise
+// the parts' errors joined. A part whose release had an unknown outcome
+// is ended at once and released in the background, as Lease.Unlock does;
+// one whose release was refused (NOPERM, nil ctx) is held as before, and
+// Unlock may be called again.
 func (m *MultiLease) Unlock(ctx context.Context) error {
 	if m == nil {
 		return nil
@@ -153,7 +156,7 @@ func (m *MultiLease) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
-	err := m.each(ctx, func(ctx context.Context, _ int, l *Lease) error {
+	err := m.each(ctx, true, func(ctx context.Context, _ int, l *Lease) error {
 		err := l.Unlock(ctx)
 		if l.over() {
 			m.cancel(context.Canceled)
@@ -173,7 +176,7 @@ func (m *MultiLease) Extend(ctx context.Context, ttl time.Duration) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
-	return m.each(ctx, func(ctx context.Context, _ int, l *Lease) error { return l.Extend(ctx, ttl) })
+	return m.each(ctx, false, func(ctx context.Context, _ int, l *Lease) error { return l.Extend(ctx, ttl) })
 }
 
 // TTL returns the shortest remaining time of the parts as the servers
@@ -187,7 +190,7 @@ func (m *MultiLease) TTL(ctx context.Context) (time.Duration, error) {
 		return 0, ErrNilContext
 	}
 	ttls := make([]time.Duration, len(m.parts))
-	if err := m.each(ctx, func(ctx context.Context, i int, l *Lease) (err error) {
+	if err := m.each(ctx, false, func(ctx context.Context, i int, l *Lease) (err error) {
 		ttls[i], err = l.TTL(ctx)
 		return err
 	}); err != nil {
