@@ -2,6 +2,7 @@ package locker
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -30,8 +31,10 @@ type fanResult[T any] struct {
 // values and deadline once decided, so that the calls still running can
 // finish after the caller returned. decide gets each result as it arrives,
 // in the caller's goroutine, until it returns true or every call has
-// returned; results that come after that go to late, in the call's own
-// goroutine (late may be nil). fanOut returns once decided.
+// returned; a call that has not returned by the deadline or when ctx ends
+// is given to decide as failed with an unknown outcome. Results that come
+// after that go to late (may be nil), in the call's own goroutine or the
+// caller's. fanOut returns once decided.
 func fanOut[T any](ctx context.Context, jans []*janitor, budget time.Duration, detach bool,
 	call func(ctx context.Context, i int) (T, error),
 	decide func(i int, v T, err error) bool,
@@ -85,10 +88,52 @@ func fanOut[T any](ctx context.Context, jans []*janitor, budget time.Duration, d
 			}
 		}()
 	}
-	for range jans {
-		r := <-ch
-		if decide(r.i, r.v, r.err) {
-			break
+	// A call that has not returned by the deadline, or when ctx ends, is
+	// decided on as failed (its outcome unknown) without waiting for it: a
+	// driver may not return at once (rueidis waits for room in a full
+	// pipeline, whatever the context). Its result still goes to late.
+	var end <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		end = t.C
+	}
+	got := make([]bool, len(jans))
+	left := len(jans)
+	giveUp := func(cause error) bool {
+		var zero T
+		for i := range got {
+			if !got[i] {
+				got[i], left = true, left-1
+				if decide(i, zero, fmt.Errorf("locker: no answer: %w", cause)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+loop:
+	for left > 0 {
+		select {
+		case r := <-ch:
+			if got[r.i] { // decided on as failed already
+				if late != nil {
+					late(r.i, r.v, r.err)
+				}
+				continue
+			}
+			got[r.i], left = true, left-1
+			if decide(r.i, r.v, r.err) {
+				break loop
+			}
+		case <-end:
+			if giveUp(context.DeadlineExceeded) {
+				break loop
+			}
+		case <-ctx.Done():
+			if giveUp(ctx.Err()) {
+				break loop
+			}
 		}
 	}
 	mu.Lock()
