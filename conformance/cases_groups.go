@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -231,39 +229,9 @@ func checkGroupsNoLeak(t *testing.T, e *env, quorum bool) {
 			require.NoError(t, c.Close(), "call: Close with leases held")
 		}
 	}
-	// The drivers' own goroutines (pools, pipes) are theirs to keep: look
-	// for those that run the core's code or were started by it.
-	var left []string
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left = coreGoroutines()
-		if len(left) == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	assert.Empty(t, left, "call: goroutines of the core 5 s after Close")
-}
-
-// coreGoroutines returns the stacks of the goroutines that run code of
-// package locker or were started by it.
-func coreGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "scriptlock/scriptlock/locker.") {
-			out = append(out, g)
-		}
-	}
-	return out
+	// The drivers' own goroutines (pools, pipes) are theirs to keep:
+	// checkGoroutines looks for the core's (and our drivers' pub/sub).
+	checkGoroutines(t)
 }
 
 func checkNilLeases(t *testing.T, e *env) {
