@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"context"
+	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/scriptlock/scriptlock/internal/redisserver"
@@ -39,8 +42,17 @@ type Driver struct {
 // deployment ending with "Leak/NoKeysLeft": once its cases ran, no key is
 // left under the suite's prefixes after the abandoned-call window (~30 s;
 // the standalone check waits while the Cluster cases run). It blocks
-// until all rules have run; cases run one after another, since some inject
-// faults into the server.
+// until all rules have run.
+//
+// On each deployment the rules that disturb the whole server or
+// deployment (CLIENT KILL, SCRIPT FLUSH, CLIENT PAUSE, DEBUG SLEEP,
+// restarts, failovers, slot migrations, CONFIG SET), read figures of the
+// whole server or process, or bound how soon something happens run
+// first, one at a time, with nothing else of the suite running; then the
+// other rules run concurrently, at most 8 at a time, each with its own
+// key prefix, its own client of the driver (Standalone or Cluster is
+// called once per rule) and its own timeout. The Driver's functions must
+// therefore be safe to call from several goroutines at once.
 func Run(t *testing.T, d Driver) {
 	t.Helper()
 	RunGroups(t, d, Groups()...)
@@ -80,17 +92,18 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 	// The standalone server outlives its subtest: its key-leak check
 	// (which may wait for keys to expire) runs while the Cluster cases do.
 	watch := runStandalone(t, d, inGroups, nil)
-	t.Run("deployment=cluster", func(t *testing.T) {
+	runShared(t, "deployment=cluster", func(t *testing.T) {
 		if d.Cluster == nil {
 			t.Skipf("driver %s declares no Cluster support", d.Name)
 		}
-		c := redisserver.StartClusterWithReplicas(t)
-		s := d.Cluster(t, c.Addrs)
-		dep := &deployment{name: "cluster", scripter: s, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs, owned: !c.External()}
+		var c *redisserver.Cluster
+		shared(func() { c = redisserver.StartClusterWithReplicas(t) })
+		connect := func(t testing.TB) locker.Scripter { return d.Cluster(t, c.Addrs) }
+		dep := &deployment{name: "cluster", connect: connect, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs, owned: !c.External()}
 		logServer(t, dep.admin, "")
 		runCases(t, dep, inGroups)
 		w := watchKeys(dep)
-		t.Run("Leak/NoKeysLeft", w.report)
+		runShared(t, "Leak/NoKeysLeft", w.report)
 		w.stop()
 	})
 	reportStandalone(t, watch)
@@ -103,11 +116,12 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 // reportStandalone.
 func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func(rule string, skipped bool, reason string)) *keyWatch {
 	t.Helper()
-	srv := redisserver.StartStandalone(t)
+	var srv *redisserver.Server
+	shared(func() { srv = redisserver.StartStandalone(t) })
 	var watch *keyWatch
-	t.Run("deployment=standalone", func(t *testing.T) {
-		s := d.Standalone(t, srv.Addr)
-		dep := &deployment{name: "standalone", scripter: s, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: record}
+	runShared(t, "deployment=standalone", func(t *testing.T) {
+		connect := func(t testing.TB) locker.Scripter { return d.Standalone(t, srv.Addr) }
+		dep := &deployment{name: "standalone", connect: connect, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: record}
 		logServer(t, dep.admin, "")
 		runCases(t, dep, keep)
 		watch = watchKeys(dep)
@@ -120,26 +134,175 @@ func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func
 // patterns select it with the standalone cases).
 func reportStandalone(t *testing.T, watch *keyWatch) {
 	if watch != nil {
-		t.Run("deployment=standalone/Leak/NoKeysLeft", watch.report)
+		runShared(t, "deployment=standalone/Leak/NoKeysLeft", watch.report)
 		watch.stop()
 	}
 }
 
+// caseConcurrency bounds how many cases run at once in the process
+// (those of every deployment and driver the tests run at the same time):
+// most of them wait (TTLs, stalls, delayed calls), but some are CPU-heavy
+// under -race, on machines with few cores.
+const caseConcurrency = 8
+
+// caseSlots holds a token for each case running concurrently.
+var caseSlots = make(chan struct{}, caseConcurrency)
+
+// runCases runs the cases keep selects on d, as subtests named by the
+// case. The exclusive ones (testCase.exclusive) run first, one at a time
+// and in list order, each with the whole process to itself (see
+// exclusiveGate); then the others run concurrently, at most
+// caseConcurrency at a time. It returns once every case has ended, and
+// then checks that no goroutine of the core or the drivers is left.
 func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
+	var alone, concurrent []testCase
 	for _, c := range allCases() {
-		if !keep(c) || c.clusterOnly && d.admin.cluster() == nil {
-			continue
+		switch {
+		case !keep(c) || c.clusterOnly && d.admin.cluster() == nil:
+		case c.exclusive != "":
+			alone = append(alone, c)
+		default:
+			concurrent = append(concurrent, c)
 		}
-		t.Run(c.name, func(t *testing.T) {
-			t.Cleanup(func() { checkGoroutines(t) }) // runs last, after the case's clients closed
-			t.Logf("rule: %s", c.rule)
-			e := newEnv(t, d)
-			if d.record != nil {
-				t.Cleanup(func() { d.record(c.name, t.Skipped(), e.naReason) })
-			}
-			c.check(t, e)
+	}
+	for _, c := range alone {
+		exclusiveGate.Lock()
+		runCase(t, d, c)
+		exclusiveGate.Unlock()
+	}
+	var wg sync.WaitGroup
+	for _, c := range concurrent {
+		caseSlots <- struct{}{}
+		exclusiveGate.RLock() // released by the case's goroutine
+		wg.Go(func() {
+			defer func() { <-caseSlots }()
+			defer exclusiveGate.RUnlock()
+			runCase(t, d, c)
 		})
 	}
+	wg.Wait()
+	// Goroutines that inherited no case's label (started by a timer, say)
+	// are checked once no case runs.
+	exclusiveGate.Lock()
+	checkGoroutines(t, "")
+	exclusiveGate.Unlock()
+}
+
+// exclusiveGate gives an exclusive case the process to itself: every
+// other case holds it shared while it runs, an exclusive case holds it
+// alone; so do runCases of other deployments, run by other tests at the
+// same time (drivers may run their suites concurrently). Whatever else
+// the suite starts that adds a goroutine which outlives the start (a
+// server, a subtest, a key watch) holds it shared while starting, so that
+// an exclusive case that counts the process's goroutines sees only its
+// own come and go.
+var exclusiveGate = newGate()
+
+// gate is a readers-writer lock that prefers readers: a waiting writer
+// does not hold new readers back, so the concurrent cases never wait for
+// the cases already running to drain. A writer gets in once no reader
+// holds the gate (each holds it for one case at most, and a deployment's
+// concurrent cases end), and writers in turn.
+type gate struct {
+	mu      sync.Mutex
+	changed *sync.Cond
+	readers int
+	writer  bool
+}
+
+func newGate() *gate {
+	g := &gate{}
+	g.changed = sync.NewCond(&g.mu)
+	return g
+}
+
+// RLock blocks while a writer holds g, then holds it shared.
+func (g *gate) RLock() {
+	g.mu.Lock()
+	for g.writer {
+		g.changed.Wait()
+	}
+	g.readers++
+	g.mu.Unlock()
+}
+
+// RUnlock ends one RLock.
+func (g *gate) RUnlock() {
+	g.mu.Lock()
+	g.readers--
+	if g.readers == 0 {
+		g.changed.Broadcast()
+	}
+	g.mu.Unlock()
+}
+
+// Lock blocks until nobody holds g, then holds it alone.
+func (g *gate) Lock() {
+	g.mu.Lock()
+	for g.writer || g.readers > 0 {
+		g.changed.Wait()
+	}
+	g.writer = true
+	g.mu.Unlock()
+}
+
+// Unlock ends the Lock.
+func (g *gate) Unlock() {
+	g.mu.Lock()
+	g.writer = false
+	g.changed.Broadcast()
+	g.mu.Unlock()
+}
+
+// shared runs f with exclusiveGate held shared (and released, even when f
+// ends the test with t.Fatal).
+func shared(f func()) {
+	exclusiveGate.RLock()
+	defer exclusiveGate.RUnlock()
+	f()
+}
+
+// runShared is t.Run(name, f) with exclusiveGate held shared until f
+// starts: the subtest's goroutine is not started while an exclusive case
+// runs.
+func runShared(t *testing.T, name string, f func(t *testing.T)) bool {
+	t.Helper()
+	exclusiveGate.RLock()
+	var once sync.Once
+	release := func() { once.Do(exclusiveGate.RUnlock) }
+	ok := t.Run(name, func(t *testing.T) {
+		release()
+		f(t)
+	})
+	release() // when -run left the subtest out, f never ran
+	return ok
+}
+
+// caseLabel is the pprof label that marks every goroutine a case started,
+// directly or not, with the case's key prefix: checkGoroutines tells the
+// case's own goroutines from those of the cases running beside it.
+const caseLabel = "sltest-case"
+
+// runCase runs c on d as the subtest c.name.
+func runCase(t *testing.T, d *deployment, c testCase) {
+	t.Run(c.name, func(t *testing.T) {
+		prefix := newPrefix()
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(caseLabel, prefix)))
+		label := prefix
+		if c.exclusive != "" {
+			label = "" // it runs alone: every goroutine of the process is its
+		}
+		t.Cleanup(func() { checkGoroutines(t, label) }) // runs last, after the case's clients closed
+		t.Logf("rule: %s", c.rule)
+		if c.exclusive != "" {
+			t.Logf("runs alone: %s", c.exclusive)
+		}
+		e := newEnv(t, d, prefix)
+		if d.record != nil {
+			t.Cleanup(func() { d.record(c.name, t.Skipped(), e.naReason) })
+		}
+		c.check(t, e)
+	})
 }
 
 // allCases lists the suite's rules in the order they run.

@@ -1,7 +1,9 @@
 package conformance
 
 import (
-	"runtime"
+	"bytes"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,44 +18,64 @@ var ownPackages = []string{
 }
 
 // checkGoroutines fails t if, after a grace period of up to 3s, a goroutine
-// other than the caller's still runs code of ownPackages. It runs at the
-// end of every case, after the case's clients were closed.
-func checkGoroutines(t *testing.T) {
+// other than the caller's still runs code of ownPackages. With label set,
+// it looks only at the goroutines labelled with it (caseLabel): those a
+// case started, directly or not, while other cases run beside it; with
+// label "" at every goroutine. It runs at the end of every case, after the
+// case's clients were closed, and once more when all of a deployment's
+// cases have ended.
+func checkGoroutines(t *testing.T, label string) {
 	t.Helper()
 	var leaked []string
 	for deadline := time.Now().Add(3 * time.Second); ; {
-		leaked = ownGoroutines()
+		leaked = ownGoroutines(label)
 		if len(leaked) == 0 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	if len(leaked) > 0 {
-		t.Errorf("goroutine leak: %d goroutine(s) of scriptlock still running after the case:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+		what := "after the case"
+		if label == "" {
+			what = "after every case of the deployment (a goroutine that carries no case's label: started by a timer, say)"
+		}
+		t.Errorf("goroutine leak: %d goroutine(s) of scriptlock still running %s:\n%s", len(leaked), what, strings.Join(leaked, "\n\n"))
 	}
 }
 
-// ownGoroutines returns the stacks of other goroutines that run code of
-// ownPackages.
-func ownGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	stacks := strings.Split(string(buf), "\n\n")
+// ownGoroutines returns the stacks (as the goroutine profile prints them
+// with debug=1: a count, the labels, one line per frame) of the other
+// goroutines that run code of ownPackages and, when label is not "",
+// carry the pprof label caseLabel=label.
+func ownGoroutines(label string) []string {
+	var buf bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	want := `"` + caseLabel + `":` + strconv.Quote(label)
 	var out []string
-	for _, s := range stacks[1:] { // the first is the caller's
+	for _, rec := range strings.Split(buf.String(), "\n\n") {
+		if strings.Contains(rec, "runtime/pprof.writeGoroutine") {
+			continue // the caller's
+		}
+		if label != "" && !labelled(rec, want) {
+			continue
+		}
 		for _, p := range ownPackages {
-			if strings.Contains(s, p) {
-				out = append(out, s)
+			if strings.Contains(rec, p) {
+				out = append(out, strings.TrimSpace(rec))
 				break
 			}
 		}
 	}
 	return out
+}
+
+// labelled reports whether rec, one record of the goroutine profile, has
+// the label kv ("key":"value") on its "# labels: {...}" line.
+func labelled(rec, kv string) bool {
+	for _, line := range strings.Split(rec, "\n") {
+		if l, ok := strings.CutPrefix(line, "# labels: "); ok {
+			return strings.Contains(l, kv)
+		}
+	}
+	return false
 }
