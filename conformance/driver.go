@@ -149,64 +149,70 @@ const caseConcurrency = 8
 var caseSlots = make(chan struct{}, caseConcurrency)
 
 // runCases runs the cases keep selects on d, as subtests named by the
-// case. The exclusive ones (testCase.exclusive) run first, one at a time
-// and in list order, each with the whole process to itself (see
-// exclusiveGate); then the others run concurrently, at most
-// caseConcurrency at a time. It returns once every case has ended, and
-// then checks that no goroutine of the core or the drivers is left.
+// case. Those that must have the deployment or the process to themselves
+// (testCase.exclusive, testCase.quiet) run first, one at a time and in
+// list order, a quiet one with nothing else running in the process (see
+// processGate); then the others run concurrently, within caseConcurrency.
+// It returns once every case has ended, and then checks that no goroutine
+// of the core or the drivers is left.
 func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 	var alone, concurrent []testCase
 	for _, c := range allCases() {
 		switch {
 		case !keep(c) || c.clusterOnly && d.admin.cluster() == nil:
-		case c.exclusive != "":
+		case c.exclusive != "" || c.quiet != "":
 			alone = append(alone, c)
 		default:
 			concurrent = append(concurrent, c)
 		}
 	}
 	for _, c := range alone {
-		exclusiveGate.Lock()
-		runCase(t, d, c)
-		exclusiveGate.Unlock()
+		if c.quiet != "" {
+			processGate.Lock()
+			runCase(t, d, c)
+			processGate.Unlock()
+		} else {
+			processGate.RLock()
+			runCase(t, d, c)
+			processGate.RUnlock()
+		}
 	}
 	var wg sync.WaitGroup
 	for _, c := range concurrent {
 		caseSlots <- struct{}{}
-		exclusiveGate.RLock() // released by the case's goroutine
+		processGate.RLock() // released by the case's goroutine
 		wg.Go(func() {
 			defer func() { <-caseSlots }()
-			defer exclusiveGate.RUnlock()
+			defer processGate.RUnlock()
 			runCase(t, d, c)
 		})
 	}
 	wg.Wait()
 	// Goroutines that inherited no case's label (started by a timer, say)
 	// are checked once no case runs.
-	exclusiveGate.Lock()
+	processGate.Lock()
 	checkGoroutines(t, "")
-	exclusiveGate.Unlock()
+	processGate.Unlock()
 }
 
-// exclusiveGate gives an exclusive case the process to itself: every
-// other case holds it shared while it runs, an exclusive case holds it
-// alone; so do runCases of other deployments, run by other tests at the
-// same time (drivers may run their suites concurrently). Whatever else
-// the suite starts that adds a goroutine which outlives the start (a
-// server, a subtest, a key watch) holds it shared while starting, so that
-// an exclusive case that counts the process's goroutines sees only its
-// own come and go.
-var exclusiveGate = newGate()
+// processGate gives a quiet case the process to itself: every other case
+// holds it shared while it runs, a quiet one holds it alone, whichever
+// deployment and driver they run on (drivers may run the suite at the
+// same time in one process). Whatever else the suite starts that adds a
+// goroutine which outlives the start (a server, a subtest, a key watch)
+// holds it shared while starting, so that a quiet case that counts the
+// process's goroutines sees only its own come and go.
+var processGate = newGate()
 
-// gate is a readers-writer lock that prefers readers: a waiting writer
-// does not hold new readers back, so the concurrent cases never wait for
-// the cases already running to drain. A writer gets in once no reader
-// holds the gate (each holds it for one case at most, and a deployment's
-// concurrent cases end), and writers in turn.
+// gate is a readers-writer lock that prefers writers, all of them: once a
+// writer waits, no new reader gets in until no writer waits any more, so
+// the quiet cases queued by several deployments share one wait for the
+// running cases to drain.
 type gate struct {
 	mu      sync.Mutex
 	changed *sync.Cond
 	readers int
+	waiting int // writers waiting
 	writer  bool
 }
 
@@ -216,10 +222,11 @@ func newGate() *gate {
 	return g
 }
 
-// RLock blocks while a writer holds g, then holds it shared.
+// RLock blocks while a writer holds g or waits for it, then holds it
+// shared.
 func (g *gate) RLock() {
 	g.mu.Lock()
-	for g.writer {
+	for g.writer || g.waiting > 0 {
 		g.changed.Wait()
 	}
 	g.readers++
@@ -239,9 +246,11 @@ func (g *gate) RUnlock() {
 // Lock blocks until nobody holds g, then holds it alone.
 func (g *gate) Lock() {
 	g.mu.Lock()
+	g.waiting++
 	for g.writer || g.readers > 0 {
 		g.changed.Wait()
 	}
+	g.waiting--
 	g.writer = true
 	g.mu.Unlock()
 }
@@ -254,22 +263,22 @@ func (g *gate) Unlock() {
 	g.mu.Unlock()
 }
 
-// shared runs f with exclusiveGate held shared (and released, even when f
+// shared runs f with processGate held shared (and released, even when f
 // ends the test with t.Fatal).
 func shared(f func()) {
-	exclusiveGate.RLock()
-	defer exclusiveGate.RUnlock()
+	processGate.RLock()
+	defer processGate.RUnlock()
 	f()
 }
 
-// runShared is t.Run(name, f) with exclusiveGate held shared until f
+// runShared is t.Run(name, f) with processGate held shared until f
 // starts: the subtest's goroutine is not started while an exclusive case
 // runs.
 func runShared(t *testing.T, name string, f func(t *testing.T)) bool {
 	t.Helper()
-	exclusiveGate.RLock()
+	processGate.RLock()
 	var once sync.Once
-	release := func() { once.Do(exclusiveGate.RUnlock) }
+	release := func() { once.Do(processGate.RUnlock) }
 	ok := t.Run(name, func(t *testing.T) {
 		release()
 		f(t)
@@ -289,13 +298,16 @@ func runCase(t *testing.T, d *deployment, c testCase) {
 		prefix := newPrefix()
 		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(caseLabel, prefix)))
 		label := prefix
-		if c.exclusive != "" {
+		if c.quiet != "" {
 			label = "" // it runs alone: every goroutine of the process is its
 		}
 		t.Cleanup(func() { checkGoroutines(t, label) }) // runs last, after the case's clients closed
 		t.Logf("rule: %s", c.rule)
-		if c.exclusive != "" {
-			t.Logf("runs alone: %s", c.exclusive)
+		switch {
+		case c.quiet != "":
+			t.Logf("runs alone in the process: %s", c.quiet)
+		case c.exclusive != "":
+			t.Logf("runs alone on the deployment: %s", c.exclusive)
 		}
 		e := newEnv(t, d, prefix)
 		if d.record != nil {
