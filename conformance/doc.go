@@ -38,12 +38,14 @@
 // runs them concurrently, at most 8 at a time in the process. The rules
 // that disturb a whole server or deployment (CLIENT KILL, SCRIPT FLUSH,
 // CLIENT PAUSE, DEBUG SLEEP, restarts, failovers, slot migrations, CONFIG
-// SET, ACL users), read figures of the whole server or process (INFO
-// commandstats, every goroutine) or bound how soon something happens run
-// first on each deployment, one at a time, with no other rule of the
-// process running (each logs "runs alone: <why>"). Several drivers may
-// run the suite at the same time in one test binary (each on servers of
-// its own, as the in-tree drivers do); the bound and the exclusive rules
-// hold across all of them.
+// SET, ACL users) or read figures of the whole server (INFO commandstats)
+// run first on each deployment, one at a time (each logs "runs alone on
+// the deployment: <why>"); so do the rules that count every goroutine of
+// the process or bound how soon something happens, each with no other
+// rule of the process running ("runs alone in the process: <why>").
+// Several drivers may run the suite at the same time in one test binary,
+// each on servers of its own, as the in-tree drivers do; the bound and
+// the rules that run alone hold across all of them.
+//
 // `go test ./conformance/... -v` lists every rule for every in-tree driver.
 package conformance

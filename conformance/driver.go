@@ -46,13 +46,17 @@ type Driver struct {
 //
 // On each deployment the rules that disturb the whole server or
 // deployment (CLIENT KILL, SCRIPT FLUSH, CLIENT PAUSE, DEBUG SLEEP,
-// restarts, failovers, slot migrations, CONFIG SET), read figures of the
-// whole server or process, or bound how soon something happens run
-// first, one at a time, with nothing else of the suite running; then the
-// other rules run concurrently, at most 8 at a time, each with its own
-// key prefix, its own client of the driver (Standalone or Cluster is
-// called once per rule) and its own timeout. The Driver's functions must
-// therefore be safe to call from several goroutines at once.
+// restarts, failovers, slot migrations, CONFIG SET, ACL users) or read
+// figures of the whole server run first, one at a time; so do the rules
+// that count the process's goroutines or bound how soon something
+// happens, each with no other rule running in the process. Then the other
+// rules run concurrently, at most 8 at a time in the process, each with
+// its own key prefix, its own client of the driver (Standalone or Cluster
+// is called once per rule) and its own timeout. The Driver's functions
+// must therefore be safe to call from several goroutines at once. Several
+// Run calls may run at the same time in one test binary (each starts
+// servers of its own); the bound and the rules that run alone hold
+// across them.
 func Run(t *testing.T, d Driver) {
 	t.Helper()
 	RunGroups(t, d, Groups()...)
@@ -91,13 +95,16 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 	}
 	// The standalone server outlives its subtest: its key-leak check
 	// (which may wait for keys to expire) runs while the Cluster cases do.
-	watch := runStandalone(t, d, inGroups, nil)
+	standalone := runStandalone(t, d, inGroups, nil)
 	runShared(t, "deployment=cluster", func(t *testing.T) {
 		if d.Cluster == nil {
 			t.Skipf("driver %s declares no Cluster support", d.Name)
 		}
 		var c *redisserver.Cluster
 		shared(func() { c = redisserver.StartClusterWithReplicas(t) })
+		if c.External() {
+			defer lockExternal(strings.Join(c.Addrs, ","))()
+		}
 		connect := func(t testing.TB) locker.Scripter { return d.Cluster(t, c.Addrs) }
 		dep := &deployment{name: "cluster", connect: connect, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs, owned: !c.External()}
 		logServer(t, dep.admin, "")
@@ -106,37 +113,63 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 		runShared(t, "Leak/NoKeysLeft", w.report)
 		w.stop()
 	})
-	reportStandalone(t, watch)
+	reportStandalone(t, standalone)
+}
+
+// standaloneRun is what runStandalone leaves to reportStandalone.
+type standaloneRun struct {
+	watch  *keyWatch // nil when the subtest failed before its cases ended
+	unlock func()    // ends the run's hold of a server the suite did not start
 }
 
 // runStandalone runs the rules keep selects on the standalone server
 // (started, or named by SCRIPTLOCK_REDIS_ADDR) as subtests
 // "deployment=standalone/<rule>", and returns its key-leak check, started
-// once they ran (nil when the subtest failed before), for
-// reportStandalone.
-func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func(rule string, skipped bool, reason string)) *keyWatch {
+// once they ran, for reportStandalone. On a server the suite did not
+// start, it first waits for any other run there to be reported.
+func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func(rule string, skipped bool, reason string)) *standaloneRun {
 	t.Helper()
 	var srv *redisserver.Server
 	shared(func() { srv = redisserver.StartStandalone(t) })
-	var watch *keyWatch
+	run := &standaloneRun{unlock: func() {}}
+	if srv.External() {
+		run.unlock = lockExternal(srv.Addr)
+	}
 	runShared(t, "deployment=standalone", func(t *testing.T) {
 		connect := func(t testing.TB) locker.Scripter { return d.Standalone(t, srv.Addr) }
 		dep := &deployment{name: "standalone", connect: connect, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: record}
 		logServer(t, dep.admin, "")
 		runCases(t, dep, keep)
-		watch = watchKeys(dep)
+		run.watch = watchKeys(dep)
 	})
-	return watch
+	return run
 }
 
 // reportStandalone reports the standalone key-leak check as
 // "deployment=standalone/Leak/NoKeysLeft" (named as if nested: -run
 // patterns select it with the standalone cases).
-func reportStandalone(t *testing.T, watch *keyWatch) {
-	if watch != nil {
-		runShared(t, "deployment=standalone/Leak/NoKeysLeft", watch.report)
-		watch.stop()
+func reportStandalone(t *testing.T, run *standaloneRun) {
+	defer run.unlock()
+	if run.watch != nil {
+		runShared(t, "deployment=standalone/Leak/NoKeysLeft", run.watch.report)
+		run.watch.stop()
 	}
+}
+
+// externalLocks serializes the runs on one deployment the suite did not
+// start (SCRIPTLOCK_REDIS_ADDR, SCRIPTLOCK_CLUSTER_ADDRS), by its
+// addresses: several drivers, or RunGroups calls, running there at the
+// same time would disturb each other's rules and see each other's keys in
+// the key-leak check.
+var externalLocks sync.Map // string -> *sync.Mutex
+
+// lockExternal blocks until no other run holds the deployment at addrs,
+// holds it, and returns the func that lets it go.
+func lockExternal(addrs string) (unlock func()) {
+	m, _ := externalLocks.LoadOrStore(addrs, new(sync.Mutex))
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }
 
 // caseConcurrency bounds how many cases run at once in the process
