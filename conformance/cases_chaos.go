@@ -34,16 +34,16 @@ var chaosCases = []testCase{
 		exclusive: "CLIENT KILL of every normal connection on every node",
 	},
 	{
-		name:  "Chaos/PausePastTTL",
-		rule:  "With CLIENT PAUSE longer than the TTL while auto-refreshed locks are held, every holder reports Lost by its validity deadline, and the history shows no overlap.",
-		check: checkChaosPause,
-		quiet: "CLIENT PAUSE stops every client of the node; and every holder must report Lost by its validity deadline (100 ms slack)",
+		name:      "Chaos/PausePastTTL",
+		rule:      "With CLIENT PAUSE longer than the TTL while auto-refreshed locks are held, every holder reports Lost by its validity deadline, and the history shows no overlap.",
+		check:     checkChaosPause,
+		exclusive: "CLIENT PAUSE stops every client of the node; and every holder must report Lost by its validity deadline (100 ms slack)",
 	},
 	{
-		name:  "Chaos/Restart",
-		rule:  "When Redis restarts without persistence while auto-refreshed locks are held, every lease reports Lost by its validity deadline, and new holders get larger fences although the lock's state was lost.",
-		check: checkChaosRestart,
-		quiet: "restarts the node without persistence (every key and script is lost); and every holder must report Lost by its validity deadline (100 ms slack)",
+		name:      "Chaos/Restart",
+		rule:      "When Redis restarts without persistence while auto-refreshed locks are held, every lease reports Lost by its validity deadline, and new holders get larger fences although the lock's state was lost.",
+		check:     checkChaosRestart,
+		exclusive: "restarts the node without persistence (every key and script is lost); and every holder must report Lost by its validity deadline (100 ms slack)",
 	},
 }
 

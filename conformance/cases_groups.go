@@ -22,16 +22,16 @@ import (
 func init() {
 	multiCases = append(multiCases,
 		testCase{
-			name:  "Multi/LostReleasesParts",
-			rule:  "An auto-refreshed MultiLease whose one part is taken away is lost, and its other names are no longer held (not renewed, released) within a TTL, without Unlock.",
-			check: checkMultiLostReleasesParts,
-			quiet: "bounds how soon the other names are free (within a TTL of 1 s)",
+			name:      "Multi/LostReleasesParts",
+			rule:      "An auto-refreshed MultiLease whose one part is taken away is lost, and its other names are no longer held (not renewed, released) within a TTL, without Unlock.",
+			check:     checkMultiLostReleasesParts,
+			exclusive: "bounds how soon the other names are free (within a TTL of 1 s)",
 		},
 		testCase{
-			name:  "Multi/UnlockRefusedKeepsContext",
-			rule:  "A MultiLease Unlock that the server refuses for every part (NOPERM) returns the error and leaves the lease held: Valid, its Context not cancelled, every name held; a later Unlock releases it and cancels the Context.",
-			check: func(t *testing.T, e *env) { checkUnlockRefused(t, e, false) },
-			quiet: "gives the refused releases 200 ms to arrive",
+			name:      "Multi/UnlockRefusedKeepsContext",
+			rule:      "A MultiLease Unlock that the server refuses for every part (NOPERM) returns the error and leaves the lease held: Valid, its Context not cancelled, every name held; a later Unlock releases it and cancels the Context.",
+			check:     func(t *testing.T, e *env) { checkUnlockRefused(t, e, false) },
+			exclusive: "gives the refused releases 200 ms to arrive",
 		},
 		testCase{
 			name:  "Multi/NoGoroutinesAfterClose",
@@ -42,16 +42,16 @@ func init() {
 	)
 	quorumCases = append(quorumCases,
 		testCase{
-			name:  "Quorum/LostReleasesParts",
-			rule:  "An auto-refreshed QuorumLease that loses two parts of three is lost, and the third deployment no longer holds the name (not renewed, released) within a TTL, without Unlock.",
-			check: checkQuorumLostReleasesParts,
-			quiet: "bounds how soon the part is free (within a TTL of 1 s)",
+			name:      "Quorum/LostReleasesParts",
+			rule:      "An auto-refreshed QuorumLease that loses two parts of three is lost, and the third deployment no longer holds the name (not renewed, released) within a TTL, without Unlock.",
+			check:     checkQuorumLostReleasesParts,
+			exclusive: "bounds how soon the part is free (within a TTL of 1 s)",
 		},
 		testCase{
-			name:  "Quorum/UnlockRefusedKeepsContext",
-			rule:  "A QuorumLease Unlock that the servers refuse (NOPERM), or one given a nil context, returns an error and leaves the lease held: Valid, its Context not cancelled, a majority held; a later Unlock releases it and cancels the Context.",
-			check: func(t *testing.T, e *env) { checkUnlockRefused(t, e, true) },
-			quiet: "gives the refused releases 200 ms to arrive",
+			name:      "Quorum/UnlockRefusedKeepsContext",
+			rule:      "A QuorumLease Unlock that the servers refuse (NOPERM), or one given a nil context, returns an error and leaves the lease held: Valid, its Context not cancelled, a majority held; a later Unlock releases it and cancels the Context.",
+			check:     func(t *testing.T, e *env) { checkUnlockRefused(t, e, true) },
+			exclusive: "gives the refused releases 200 ms to arrive",
 		},
 		testCase{
 			name:  "Quorum/NoGoroutinesAfterClose",

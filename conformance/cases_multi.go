@@ -32,10 +32,10 @@ var multiCases = []testCase{
 		check: checkMultiOneSlot,
 	},
 	{
-		name:  "Multi/Outcome",
-		rule:  "A MultiLock TryLock whose reply is lost (the grant ran) returns an error and its clean-up frees every name; a call that arrives after its caller gave up and after its clean-up is refused and takes nothing; one still running when its context ends returns promptly and every name is free soon after.",
-		check: checkMultiOutcome,
-		quiet: "bounds how soon a call returns after its context ended (300 ms)",
+		name:      "Multi/Outcome",
+		rule:      "A MultiLock TryLock whose reply is lost (the grant ran) returns an error and its clean-up frees every name; a call that arrives after its caller gave up and after its clean-up is refused and takes nothing; one still running when its context ends returns promptly and every name is free soon after.",
+		check:     checkMultiOutcome,
+		exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 	},
 	{
 		name:  "Multi/Lost",

@@ -35,17 +35,18 @@
 // what the rule wants.
 //
 // Most rules only wait (for TTLs, wake-ups, delayed calls), so the suite
-// runs them concurrently, at most 8 at a time in the process. The rules
-// that disturb a whole server or deployment (CLIENT KILL, SCRIPT FLUSH,
-// CLIENT PAUSE, DEBUG SLEEP, restarts, failovers, slot migrations, CONFIG
-// SET, ACL users) or read figures of the whole server (INFO commandstats)
-// run first on each deployment, one at a time (each logs "runs alone on
-// the deployment: <why>"); so do the rules that count every goroutine of
-// the process or bound how soon something happens, each with no other
-// rule of the process running ("runs alone in the process: <why>").
-// Several drivers may run the suite at the same time in one test binary,
-// each on servers of its own, as the in-tree drivers do; the bound and
-// the rules that run alone hold across all of them.
+// runs them concurrently, at most 8 at a time in the process, and the
+// standalone and Cluster deployments at the same time. The rules that
+// disturb a whole server or deployment (CLIENT KILL, SCRIPT FLUSH, CLIENT
+// PAUSE, DEBUG SLEEP, restarts, failovers, slot migrations, CONFIG SET,
+// ACL users), read figures of the whole server (INFO commandstats) or
+// bound how soon something happens run first on each deployment, one at a
+// time (each logs "runs alone on the deployment: <why>"); the rules that
+// count every goroutine of the process run with no other rule of the
+// process running ("runs alone in the process: <why>"). Several drivers
+// may run the suite at the same time in one test binary, each on servers
+// of its own, as the in-tree drivers do; the bound and the rules that run
+// alone in the process hold across all of them.
 //
 // `go test ./conformance/... -v` lists every rule for every in-tree driver.
 package conformance

@@ -36,27 +36,27 @@ type Driver struct {
 	Authenticated func(t testing.TB, addrs []string, cluster bool, user, password string) locker.Scripter
 }
 
-// Run runs every rule of the suite for d, first on a standalone server and
-// then on a Cluster of 3 masters with one replica each, as subtests
-// "deployment=standalone/<rule>" and "deployment=cluster/<rule>", each
-// deployment ending with "Leak/NoKeysLeft": once its cases ran, no key is
-// left under the suite's prefixes after the abandoned-call window (~30 s;
-// the standalone check waits while the Cluster cases run). It blocks
-// until all rules have run.
+// Run runs every rule of the suite for d on a standalone server and on a
+// Cluster of 3 masters with one replica each, the two at the same time, as
+// subtests "deployment=standalone/<rule>" and "deployment=cluster/<rule>",
+// each deployment ending with "Leak/NoKeysLeft": once its cases ran, no
+// key is left under the suite's prefixes after the abandoned-call window
+// (~30 s). It blocks until all rules have run.
 //
 // On each deployment the rules that disturb the whole server or
 // deployment (CLIENT KILL, SCRIPT FLUSH, CLIENT PAUSE, DEBUG SLEEP,
-// restarts, failovers, slot migrations, CONFIG SET, ACL users) or read
-// figures of the whole server run first, one at a time; so do the rules
-// that count the process's goroutines or bound how soon something
-// happens, each with no other rule running in the process. Then the other
-// rules run concurrently, at most 8 at a time in the process, each with
-// its own key prefix, its own client of the driver (Standalone or Cluster
-// is called once per rule) and its own timeout. The Driver's functions
-// must therefore be safe to call from several goroutines at once. Several
-// Run calls may run at the same time in one test binary (each starts
-// servers of its own); the bound and the rules that run alone hold
-// across them.
+// restarts, failovers, slot migrations, CONFIG SET, ACL users), read
+// figures of the whole server, or bound how soon something happens run
+// first, one at a time; a rule that counts the process's goroutines runs
+// with no other rule of the process running. Then the other rules run
+// concurrently, at most 8 at a time in the process, each with its own key
+// prefix, its own client of the driver (Standalone or Cluster is called
+// once per rule) and its own timeout. The Driver's functions must
+// therefore be safe to call from several goroutines at once. Several Run
+// calls may run at the same time in one test binary (each starts servers
+// of its own; on servers named by SCRIPTLOCK_REDIS_ADDR or
+// SCRIPTLOCK_CLUSTER_ADDRS they take turns); the bound and the rules that
+// run alone in the process hold across them.
 func Run(t *testing.T, d Driver) {
 	t.Helper()
 	RunGroups(t, d, Groups()...)
@@ -93,67 +93,53 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 		g, _, _ := strings.Cut(c.name, "/")
 		return slices.Contains(groups, g)
 	}
-	// The standalone server outlives its subtest: its key-leak check
-	// (which may wait for keys to expire) runs while the Cluster cases do.
-	standalone := runStandalone(t, d, inGroups, nil)
-	runShared(t, "deployment=cluster", func(t *testing.T) {
-		if d.Cluster == nil {
-			t.Skipf("driver %s declares no Cluster support", d.Name)
-		}
-		var c *redisserver.Cluster
-		shared(func() { c = redisserver.StartClusterWithReplicas(t) })
-		if c.External() {
-			defer lockExternal(strings.Join(c.Addrs, ","))()
-		}
-		connect := func(t testing.TB) locker.Scripter { return d.Cluster(t, c.Addrs) }
-		dep := &deployment{name: "cluster", connect: connect, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs, owned: !c.External()}
-		logServer(t, dep.admin, "")
-		runCases(t, dep, inGroups)
-		w := watchKeys(dep)
-		runShared(t, "Leak/NoKeysLeft", w.report)
-		w.stop()
+	// The two deployments run at the same time: each has servers of its
+	// own, and its own key-leak check.
+	var wg sync.WaitGroup
+	wg.Go(func() { runStandalone(t, d, inGroups, nil) })
+	wg.Go(func() {
+		runShared(t, "deployment=cluster", func(t *testing.T) {
+			if d.Cluster == nil {
+				t.Skipf("driver %s declares no Cluster support", d.Name)
+			}
+			var c *redisserver.Cluster
+			shared(func() { c = redisserver.StartClusterWithReplicas(t) })
+			if c.External() {
+				defer lockExternal(strings.Join(c.Addrs, ","))()
+			}
+			connect := func(t testing.TB) locker.Scripter { return d.Cluster(t, c.Addrs) }
+			dep := &deployment{name: "cluster", connect: connect, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs, owned: !c.External()}
+			logServer(t, dep.admin, "")
+			runCases(t, dep, inGroups)
+			w := watchKeys(dep)
+			runShared(t, "Leak/NoKeysLeft", w.report)
+			w.stop()
+		})
 	})
-	reportStandalone(t, standalone)
-}
-
-// standaloneRun is what runStandalone leaves to reportStandalone.
-type standaloneRun struct {
-	watch  *keyWatch // nil when the subtest failed before its cases ended
-	unlock func()    // ends the run's hold of a server the suite did not start
+	wg.Wait()
 }
 
 // runStandalone runs the rules keep selects on the standalone server
 // (started, or named by SCRIPTLOCK_REDIS_ADDR) as subtests
-// "deployment=standalone/<rule>", and returns its key-leak check, started
-// once they ran, for reportStandalone. On a server the suite did not
-// start, it first waits for any other run there to be reported.
-func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func(rule string, skipped bool, reason string)) *standaloneRun {
+// "deployment=standalone/<rule>", followed by its key-leak check
+// "deployment=standalone/Leak/NoKeysLeft". On a server the suite did not
+// start, it first waits for any other run there to end.
+func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func(rule string, skipped bool, reason string)) {
 	t.Helper()
-	var srv *redisserver.Server
-	shared(func() { srv = redisserver.StartStandalone(t) })
-	run := &standaloneRun{unlock: func() {}}
-	if srv.External() {
-		run.unlock = lockExternal(srv.Addr)
-	}
 	runShared(t, "deployment=standalone", func(t *testing.T) {
+		var srv *redisserver.Server
+		shared(func() { srv = redisserver.StartStandalone(t) })
+		if srv.External() {
+			defer lockExternal(srv.Addr)()
+		}
 		connect := func(t testing.TB) locker.Scripter { return d.Standalone(t, srv.Addr) }
 		dep := &deployment{name: "standalone", connect: connect, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: record}
 		logServer(t, dep.admin, "")
 		runCases(t, dep, keep)
-		run.watch = watchKeys(dep)
+		w := watchKeys(dep)
+		runShared(t, "Leak/NoKeysLeft", w.report)
+		w.stop()
 	})
-	return run
-}
-
-// reportStandalone reports the standalone key-leak check as
-// "deployment=standalone/Leak/NoKeysLeft" (named as if nested: -run
-// patterns select it with the standalone cases).
-func reportStandalone(t *testing.T, run *standaloneRun) {
-	defer run.unlock()
-	if run.watch != nil {
-		runShared(t, "deployment=standalone/Leak/NoKeysLeft", run.watch.report)
-		run.watch.stop()
-	}
 }
 
 // externalLocks serializes the runs on one deployment the suite did not
@@ -185,7 +171,8 @@ var caseSlots = make(chan struct{}, caseConcurrency)
 // case. Those that must have the deployment or the process to themselves
 // (testCase.exclusive, testCase.quiet) run first, one at a time and in
 // list order, a quiet one with nothing else running in the process (see
-// processGate); then the others run concurrently, within caseConcurrency.
+// processGate); then the others run concurrently, within caseConcurrency
+// (shared with the other deployments running meanwhile).
 // It returns once every case has ended, and then checks that no goroutine
 // of the core or the drivers is left.
 func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {

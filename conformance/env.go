@@ -26,16 +26,16 @@ type testCase struct {
 	// exclusive, when set, says why the case must have its deployment to
 	// itself: it disturbs the whole server or deployment (CLIENT KILL,
 	// SCRIPT FLUSH, CLIENT PAUSE, DEBUG SLEEP, a restart, a failover, a
-	// slot migration, CONFIG SET, ACL users) or reads figures of the whole
-	// server (INFO commandstats). Such cases run first on their deployment,
-	// one at a time; the cases of other deployments (other servers) may
-	// run meanwhile.
+	// slot migration, CONFIG SET, ACL users), reads figures of the whole
+	// server (INFO commandstats), or asserts a bound on how soon something
+	// happens, which the load of the deployment's other cases could break.
+	// Such cases run first on their deployment, one at a time; the cases
+	// of other deployments (other servers) may run meanwhile.
 	exclusive string
 	// quiet, when set, says why the case must have the whole process to
-	// itself: it counts every goroutine of the process, or it asserts a
-	// bound on how soon something happens, which other cases' load could
-	// break. Such cases run first on their deployment too, each with no
-	// other case of any deployment running.
+	// itself: it counts every goroutine of the process. Such cases run
+	// first on their deployment too, each with no other case of any
+	// deployment running.
 	quiet string
 }
 
