@@ -233,6 +233,11 @@ func checkGroupsNoLeak(t *testing.T, e *env, quorum bool) {
 	for _, c := range take() {
 		require.NoError(t, c.Close())
 	}
+	if quorum {
+		e.warmUp(qs.scripters...)
+	} else {
+		e.warmUp(e.s)
+	}
 	opts := []goleak.Option{goleak.IgnoreCurrent()}
 	for _, c := range take() {
 		require.NoError(t, c.Close(), "call: Close with leases held")

@@ -33,9 +33,10 @@ type testCase struct {
 	// of other deployments (other servers) may run meanwhile.
 	exclusive string
 	// quiet, when set, says why the case must have the whole process to
-	// itself: it counts every goroutine of the process. Such cases run
-	// first on their deployment too, each with no other case of any
-	// deployment running.
+	// itself: it counts every goroutine of the process, or its timing is
+	// tight enough that the load of other deployments' cases broke it
+	// (Quorum/SilentMinority). Such cases run first on their deployment
+	// too, each with no other case of any deployment running.
 	quiet string
 }
 

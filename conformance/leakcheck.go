@@ -5,8 +5,13 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/scriptlock/scriptlock/locker"
 )
 
 // ownPackages are the packages whose goroutines must not outlive a case:
@@ -78,4 +83,37 @@ func labelled(rec, kv string) bool {
 		}
 	}
 	return false
+}
+
+// warmUp readies the driver's clients in ss before a case that counts
+// every goroutine of the process (goleak.IgnoreCurrent, then
+// goleak.VerifyNone): it sends 64 scripts at once over each, on keys
+// spread over every slot range, so that each client has its connections
+// to every master, and whatever goroutines of its own they run, before
+// the count starts (a client the suite had used for earlier cases was
+// warm already; each case now has a fresh one). It then waits, up to 3 s,
+// until no goroutine of the core or the drivers runs, and fails the case
+// if one still does.
+func (e *env) warmUp(ss ...locker.Scripter) {
+	e.t.Helper()
+	var wg sync.WaitGroup
+	for _, s := range ss {
+		for i := range 64 {
+			k := e.prefix + "{warm" + strconv.Itoa(i) + "}" // never written
+			wg.Go(func() {
+				_, err := s.Eval(e.ctx, "return 1", []string{k}, nil)
+				assert.NoError(e.t, err, "call: Eval(return 1) on %q (warming the driver's client up)", k)
+			})
+		}
+	}
+	wg.Wait()
+	var left []string
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if left = ownGoroutines(""); len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(left) > 0 {
+		e.t.Errorf("goroutine leak: %d goroutine(s) of scriptlock still running before the goroutine count starts:\n%s", len(left), strings.Join(left, "\n\n"))
+	}
 }
