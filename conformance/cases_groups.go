@@ -233,11 +233,10 @@ func checkGroupsNoLeak(t *testing.T, e *env, quorum bool) {
 	for _, c := range take() {
 		require.NoError(t, c.Close())
 	}
-	if quorum {
-		e.warmUp(qs.scripters...)
-	} else {
+	if !quorum { // newQuorumSet warmed its clients up
 		e.warmUp(e.s)
 	}
+	e.awaitCoreIdle()
 	opts := []goleak.Option{goleak.IgnoreCurrent()}
 	for _, c := range take() {
 		require.NoError(t, c.Close(), "call: Close with leases held")

@@ -80,6 +80,9 @@ func newQuorumSet(t *testing.T, e *env, opts *locker.Options) *quorumSet {
 		qs.scripters = append(qs.scripters, s)
 		qs.clients = append(qs.clients, e.clientOn(s, opts))
 	}
+	// A cold client's first call (layout, connections) may miss the
+	// per-deployment budget of a quorum call, and its part join no grant.
+	e.warmUp(qs.scripters...)
 	return qs
 }
 

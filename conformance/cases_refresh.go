@@ -206,6 +206,7 @@ func checkNoLeaks(t *testing.T, e *env) {
 	}
 	require.NoError(t, warm.Close(), "call: warm-up Close")
 	e.warmUp(e.s)
+	e.awaitCoreIdle()
 
 	opts := []goleak.Option{goleak.IgnoreCurrent()}
 	c := e.client(nil)

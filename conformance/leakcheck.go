@@ -85,15 +85,12 @@ func labelled(rec, kv string) bool {
 	return false
 }
 
-// warmUp readies the driver's clients in ss before a case that counts
-// every goroutine of the process (goleak.IgnoreCurrent, then
-// goleak.VerifyNone): it sends 64 scripts at once over each, on keys
-// spread over every slot range, so that each client has its connections
-// to every master, and whatever goroutines of its own they run, before
-// the count starts (a client the suite had used for earlier cases was
-// warm already; each case now has a fresh one). It then waits, up to 3 s,
-// until no goroutine of the core or the drivers runs, and fails the case
-// if one still does.
+// warmUp readies the driver's clients in ss: it sends 64 scripts at once
+// over each, on keys spread over every slot range, so that each client has
+// learnt the deployment's layout and made its connections to every master
+// (and started whatever goroutines of its own they run) before the case
+// counts on it. Each case has a fresh client; a client that served earlier
+// cases was warm already.
 func (e *env) warmUp(ss ...locker.Scripter) {
 	e.t.Helper()
 	var wg sync.WaitGroup
@@ -107,6 +104,14 @@ func (e *env) warmUp(ss ...locker.Scripter) {
 		}
 	}
 	wg.Wait()
+}
+
+// awaitCoreIdle waits, up to 3 s, until no goroutine of the core or the
+// drivers runs in the process, and fails the case if one still does: a
+// quiet case that counts every goroutine of the process (goleak) calls it
+// before its count starts.
+func (e *env) awaitCoreIdle() {
+	e.t.Helper()
 	var left []string
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if left = ownGoroutines(""); len(left) == 0 || time.Now().After(deadline) {
