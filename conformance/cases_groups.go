@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/scriptlock/scriptlock/locker"
 )
@@ -37,7 +36,7 @@ func init() {
 			name:  "Multi/NoGoroutinesAfterClose",
 			rule:  "Closing the Client while MultiLeases are held (auto-refreshed or not, Lost and Context in use) leaves no goroutine of the core running.",
 			check: func(t *testing.T, e *env) { checkGroupsNoLeak(t, e, false) },
-			quiet: "goleak counts every goroutine of the process",
+			quiet: "counts every new goroutine of the process",
 		},
 	)
 	quorumCases = append(quorumCases,
@@ -57,7 +56,7 @@ func init() {
 			name:  "Quorum/NoGoroutinesAfterClose",
 			rule:  "Closing the Clients while QuorumLeases are held (auto-refreshed or not, Lost and Context in use) leaves no goroutine of the core running.",
 			check: func(t *testing.T, e *env) { checkGroupsNoLeak(t, e, true) },
-			quiet: "goleak counts every goroutine of the process",
+			quiet: "counts every new goroutine of the process",
 		},
 	)
 	badInputCases = append(badInputCases, testCase{
@@ -237,11 +236,11 @@ func checkGroupsNoLeak(t *testing.T, e *env, quorum bool) {
 		e.warmUp(e.s)
 	}
 	e.awaitCoreIdle()
-	opts := []goleak.Option{goleak.IgnoreCurrent()}
+	before := goroutineIDs()
 	for _, c := range take() {
 		require.NoError(t, c.Close(), "call: Close with leases held")
 	}
-	goleak.VerifyNone(t, opts...)
+	assertNoNewCoreGoroutines(t, before)
 }
 
 func checkNilLeases(t *testing.T, e *env) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/scriptlock/scriptlock/locker"
 )
@@ -63,7 +62,7 @@ var refreshCases = []testCase{
 		name:  "Leak/NoGoroutinesLeft",
 		rule:  "No goroutine of the Client is left after Unlock, after a waiter's ctx is cancelled, and after Client.Close with auto-refreshed leases held.",
 		check: checkNoLeaks,
-		quiet: "goleak counts every goroutine of the process",
+		quiet: "counts every new goroutine of the process",
 	},
 }
 
@@ -208,7 +207,7 @@ func checkNoLeaks(t *testing.T, e *env) {
 	e.warmUp(e.s)
 	e.awaitCoreIdle()
 
-	opts := []goleak.Option{goleak.IgnoreCurrent()}
+	before := goroutineIDs()
 	c := e.client(nil)
 
 	// Unlock of an auto-refreshed lease after a waiter came and went.
@@ -219,7 +218,7 @@ func checkNoLeaks(t *testing.T, e *env) {
 	cancel()
 	require.ErrorIs(t, err, locker.ErrNotObtained, "call: waiter Lock until its ctx ends")
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
-	goleak.VerifyNone(t, opts...)
+	assertNoNewCoreGoroutines(t, before)
 
 	// Close with auto-refreshed leases still held.
 	c2 := e.client(nil)
@@ -228,7 +227,7 @@ func checkNoLeaks(t *testing.T, e *env) {
 		require.NoError(t, err, "call: TryLock %s", name)
 	}
 	require.NoError(t, c2.Close(), "call: Close")
-	goleak.VerifyNone(t, opts...)
+	assertNoNewCoreGoroutines(t, before)
 }
 
 func checkRWRefresh(t *testing.T, e *env) {

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -121,4 +122,68 @@ func (e *env) awaitCoreIdle() {
 	if len(left) > 0 {
 		e.t.Errorf("goroutine leak: %d goroutine(s) of scriptlock still running before the goroutine count starts:\n%s", len(left), strings.Join(left, "\n\n"))
 	}
+}
+
+// goroutineIDs returns the ids of the process's goroutines, for
+// assertNoNewCoreGoroutines.
+func goroutineIDs() map[string]bool {
+	ids := map[string]bool{}
+	for _, g := range allStacks() {
+		ids[goroutineID(g)] = true
+	}
+	return ids
+}
+
+// assertNoNewCoreGoroutines fails t if, after a grace period of up to 5 s,
+// a goroutine that is not in before (goroutineIDs) runs code of the core or
+// the drivers (ownPackages), or was started by it. A quiet case calls it:
+// with the process to itself, every new goroutine is the case's. The
+// goroutines a driver's client starts for itself (a connection's loops, a
+// pool's), which its first calls bring, are the client's to manage: a
+// fresh client grows its pools as the case's concurrency asks.
+func assertNoNewCoreGoroutines(t *testing.T, before map[string]bool) {
+	t.Helper()
+	var leaked []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		leaked = leaked[:0]
+		for _, g := range allStacks()[1:] { // the first is the caller's
+			if before[goroutineID(g)] {
+				continue
+			}
+			for _, p := range ownPackages {
+				if strings.Contains(g, p) {
+					leaked = append(leaked, g)
+					break
+				}
+			}
+		}
+		if len(leaked) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(leaked) > 0 {
+		t.Errorf("goroutine leak: %d new goroutine(s) of scriptlock still running (or started by it):\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+	}
+}
+
+// allStacks returns the stack of every goroutine, the caller's first, as
+// runtime.Stack prints them ("goroutine N [state]:", the frames, and
+// "created by F in goroutine M").
+func allStacks() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return strings.Split(string(buf), "\n\n")
+}
+
+// goroutineID returns N of a stack's first line, "goroutine N [state]:".
+func goroutineID(stack string) string {
+	id, _, _ := strings.Cut(strings.TrimPrefix(stack, "goroutine "), " ")
+	return id
 }
