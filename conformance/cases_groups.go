@@ -232,9 +232,7 @@ func checkGroupsNoLeak(t *testing.T, e *env, quorum bool) {
 	for _, c := range take() {
 		require.NoError(t, c.Close())
 	}
-	if !quorum { // newQuorumSet warmed its clients up
-		e.warmUp(e.s)
-	}
+	e.warmUp(e.s)
 	e.awaitCoreIdle()
 	before := goroutineIDs()
 	for _, c := range take() {

@@ -6,11 +6,10 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/scriptlock/scriptlock/locker"
 )
@@ -86,25 +85,22 @@ func labelled(rec, kv string) bool {
 	return false
 }
 
-// warmUp readies the driver's clients in ss: it sends 64 scripts at once
-// over each, on keys spread over every slot range, so that each client has
-// learnt the deployment's layout and made its connections to every master
-// (and started whatever goroutines of its own they run) before the case
-// counts on it. Each case has a fresh client; a client that served earlier
-// cases was warm already.
+// warmUp readies the driver's clients in ss: it sends 64 scripts, one
+// after another, over each, on keys spread over every slot range, so that
+// each client has learnt the deployment's layout and made a connection to
+// every master before the case counts on its calls being quick. Each case
+// has a fresh client; one that had served earlier cases was warm. (One
+// after another: a burst would grow a pool whose idle connections a
+// client may probe, without a deadline, on a server the case silences.)
 func (e *env) warmUp(ss ...locker.Scripter) {
 	e.t.Helper()
-	var wg sync.WaitGroup
 	for _, s := range ss {
 		for i := range 64 {
 			k := e.prefix + "{warm" + strconv.Itoa(i) + "}" // never written
-			wg.Go(func() {
-				_, err := s.Eval(e.ctx, "return 1", []string{k}, nil)
-				assert.NoError(e.t, err, "call: Eval(return 1) on %q (warming the driver's client up)", k)
-			})
+			_, err := s.Eval(e.ctx, "return 1", []string{k}, nil)
+			require.NoError(e.t, err, "call: Eval(return 1) on %q (warming the driver's client up)", k)
 		}
 	}
-	wg.Wait()
 }
 
 // awaitCoreIdle waits, up to 3 s, until no goroutine of the core or the
