@@ -32,9 +32,10 @@ var ACLCommands = []string{
 
 var aclCases = []testCase{
 	{
-		name:  "ACL/LeastPrivilege",
-		rule:  "A Redis ACL user (made for the case with a random name and password, deleted after it) allowed only the Client's key and channel prefix and the commands in ACLCommands can lock, wait, extend, unlock and claim, take read and write locks, and acquire, extend and release semaphore permits (SetPermits too); a Client whose prefix lies outside the pattern fails with NOPERM and holds nothing.",
-		check: checkACL,
+		name:      "ACL/LeastPrivilege",
+		rule:      "A Redis ACL user (made for the case with a random name and password, deleted after it) allowed only the Client's key and channel prefix and the commands in ACLCommands can lock, wait, extend, unlock and claim, take read and write locks, and acquire, extend and release semaphore permits (SetPermits too); a Client whose prefix lies outside the pattern fails with NOPERM and holds nothing.",
+		check:     checkACL,
+		exclusive: "creates an ACL user on every node (ACL SETUSER, ACL SAVE)",
 	},
 }
 

@@ -23,12 +23,14 @@ var failoverCases = []testCase{
 		name:        "Failover/AckedGrantSurvives",
 		rule:        "A grant made with Options.Ack (1 replica) survives its master's replica taking over (CLUSTER FAILOVER TAKEOVER) right after the grant, with the replication link cut just before it: a second client is refused the name, and the history checker finds no overlap.",
 		check:       checkFailoverAcked,
+		exclusive:   "fails a master over to its replica",
 		clusterOnly: true,
 	},
 	{
 		name:        "Failover/UnackedGrant",
 		rule:        "The same takeover after a grant made without Ack may lose the grant (the rule logs how often it did); a lost grant is never silent to its holder: its TTL call reports ErrExpired or ErrHeldByOther.",
 		check:       checkFailoverUnacked,
+		exclusive:   "fails a master over to its replica",
 		clusterOnly: true,
 	},
 }

@@ -11,9 +11,10 @@ import (
 // faultCases check recovery from faults injected behind the driver's back.
 var faultCases = []testCase{
 	{
-		name:  "Fault/ScriptFlush",
-		rule:  "After SCRIPT FLUSH on every node, each operation (TryLock, Lock, TTL, Extend, Unlock, Claim) succeeds on its first call.",
-		check: checkScriptFlush,
+		name:      "Fault/ScriptFlush",
+		rule:      "After SCRIPT FLUSH on every node, each operation (TryLock, Lock, TTL, Extend, Unlock, Claim) succeeds on its first call.",
+		check:     checkScriptFlush,
+		exclusive: "SCRIPT FLUSH empties every client's script cache",
 	},
 }
 

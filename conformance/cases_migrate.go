@@ -15,6 +15,7 @@ func init() {
 		name:        "Migrate/LeaseOpsDuringMigration",
 		rule:        "While the slot of a held mutex lease, read lease and write lease is MIGRATING (keys not moved yet), TTL, Extend and Unlock of each lease succeed on their first call: lease operations pass only the lock's hash key, which exists on the source.",
 		check:       checkLeaseOpsDuringMigration,
+		exclusive:   "migrates a slot to another master",
 		clusterOnly: true,
 	})
 }

@@ -32,9 +32,10 @@ var multiCases = []testCase{
 		check: checkMultiOneSlot,
 	},
 	{
-		name:  "Multi/Outcome",
-		rule:  "A MultiLock TryLock whose reply is lost (the grant ran) returns an error and its clean-up frees every name; a call that arrives after its caller gave up and after its clean-up is refused and takes nothing; one still running when its context ends returns promptly and every name is free soon after.",
-		check: checkMultiOutcome,
+		name:      "Multi/Outcome",
+		rule:      "A MultiLock TryLock whose reply is lost (the grant ran) returns an error and its clean-up frees every name; a call that arrives after its caller gave up and after its clean-up is refused and takes nothing; one still running when its context ends returns promptly and every name is free soon after.",
+		check:     checkMultiOutcome,
+		exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 	},
 	{
 		name:  "Multi/Lost",
@@ -47,9 +48,10 @@ var multiCases = []testCase{
 		check: checkMultiBadInput,
 	},
 	{
-		name:  "Multi/Chaos",
-		rule:  "8 goroutines taking two overlapping MultiLocks (and a plain Mutex of a shared name) in a loop while every client connection is killed every 200 ms and the script cache flushed every 300 ms: cycles succeed, and the history checker finds no overlap on any name.",
-		check: checkMultiChaos,
+		name:      "Multi/Chaos",
+		rule:      "8 goroutines taking two overlapping MultiLocks (and a plain Mutex of a shared name) in a loop while every client connection is killed every 200 ms and the script cache flushed every 300 ms: cycles succeed, and the history checker finds no overlap on any name.",
+		check:     checkMultiChaos,
+		exclusive: "CLIENT KILL and SCRIPT FLUSH on every node",
 	},
 }
 

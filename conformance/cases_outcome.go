@@ -25,9 +25,10 @@ func init() {
 		// First: the restart empties the node, and must not hide keys
 		// left by earlier rules from the leak check at the end.
 		testCase{
-			name:  "Outcome/Fence/ReadAfterRestart",
-			rule:  "After the lock's node restarts without persistence, a read lease's Fence is above 0 and at least the last write (and mutex) fence granted before the restart, and the next write grant's fence is larger than both.",
-			check: checkOutcomeFenceRestart,
+			name:      "Outcome/Fence/ReadAfterRestart",
+			rule:      "After the lock's node restarts without persistence, a read lease's Fence is above 0 and at least the last write (and mutex) fence granted before the restart, and the next write grant's fence is larger than both.",
+			check:     checkOutcomeFenceRestart,
+			exclusive: "restarts the node without persistence: every key and script is lost",
 		},
 		testCase{
 			name:  "Outcome/Acquire/Lost",
@@ -40,9 +41,10 @@ func init() {
 			check: checkOutcomeAcquireLate,
 		},
 		testCase{
-			name:  "Outcome/Acquire/Delayed",
-			rule:  "A slow acquire call answered within the caller's context grants a lease whose validity counts from the call's start; one still running when the context ends makes the call return promptly with the context's error, and another client gets the lock soon after the slow call ran.",
-			check: checkOutcomeAcquireDelayed,
+			name:      "Outcome/Acquire/Delayed",
+			rule:      "A slow acquire call answered within the caller's context grants a lease whose validity counts from the call's start; one still running when the context ends makes the call return promptly with the context's error, and another client gets the lock soon after the slow call ran.",
+			check:     checkOutcomeAcquireDelayed,
+			exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 		},
 		testCase{
 			name:  "Outcome/Cleanup/Lost",
@@ -55,9 +57,10 @@ func init() {
 			check: checkOutcomeCleanupLate,
 		},
 		testCase{
-			name:  "Outcome/Cleanup/Delayed",
-			rule:  "Lock, RLock and RWMutex.Lock return promptly when their context ends during a call, without waiting for the slow clean-up of that call, and the lock, queue and intent are free once the holder releases.",
-			check: checkOutcomeCleanupDelayed,
+			name:      "Outcome/Cleanup/Delayed",
+			rule:      "Lock, RLock and RWMutex.Lock return promptly when their context ends during a call, without waiting for the slow clean-up of that call, and the lock, queue and intent are free once the holder releases.",
+			check:     checkOutcomeCleanupDelayed,
+			exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 		},
 		testCase{
 			name:  "Outcome/Claim/Lost",
@@ -70,9 +73,10 @@ func init() {
 			check: checkOutcomeClaimLate,
 		},
 		testCase{
-			name:  "Outcome/Claim/Delayed",
-			rule:  "A slow Claim answered within its context returns true; one still running when its context ends returns promptly with the context's error, and a retried Claim of the same key by the same Client returns true while another client's returns false.",
-			check: checkOutcomeClaimDelayed,
+			name:      "Outcome/Claim/Delayed",
+			rule:      "A slow Claim answered within its context returns true; one still running when its context ends returns promptly with the context's error, and a retried Claim of the same key by the same Client returns true while another client's returns false.",
+			check:     checkOutcomeClaimDelayed,
+			exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 		},
 		testCase{
 			name:  "Outcome/Downgrade/Lost",
@@ -85,14 +89,16 @@ func init() {
 			check: checkOutcomeDowngradeLate,
 		},
 		testCase{
-			name:  "Outcome/Downgrade/Delayed",
-			rule:  "A slow Downgrade answered within its context returns the read lease and the write lease counts as released; one still running when its context ends returns promptly, ends the write lease at once, and the lock is free for a writer soon after.",
-			check: checkOutcomeDowngradeDelayed,
+			name:      "Outcome/Downgrade/Delayed",
+			rule:      "A slow Downgrade answered within its context returns the read lease and the write lease counts as released; one still running when its context ends returns promptly, ends the write lease at once, and the lock is free for a writer soon after.",
+			check:     checkOutcomeDowngradeDelayed,
+			exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 		},
 		testCase{
-			name:  "Outcome/Close/BlockedLock",
-			rule:  "Client.Close while Lock, FIFO Lock, RLock or RWMutex.Lock waits makes it return ErrClosed promptly, and the lock is not held afterwards, also when a grant was in flight as Close started: another client gets it soon after the holder releases.",
-			check: checkOutcomeCloseBlocked,
+			name:      "Outcome/Close/BlockedLock",
+			rule:      "Client.Close while Lock, FIFO Lock, RLock or RWMutex.Lock waits makes it return ErrClosed promptly, and the lock is not held afterwards, also when a grant was in flight as Close started: another client gets it soon after the holder releases.",
+			check:     checkOutcomeCloseBlocked,
+			exclusive: "bounds how soon a blocked Lock returns after Close (1 s)",
 		},
 		testCase{
 			name:  "Outcome/Release/Lost",
@@ -105,9 +111,10 @@ func init() {
 			check: checkOutcomeReleaseLate,
 		},
 		testCase{
-			name:  "Outcome/Release/Delayed",
-			rule:  "A slow release answered within Unlock's context returns nil; one still running when the context ends makes Unlock return promptly, ends the lease at once, a second Unlock returns nil, and another client gets the lock soon after.",
-			check: checkOutcomeReleaseDelayed,
+			name:      "Outcome/Release/Delayed",
+			rule:      "A slow release answered within Unlock's context returns nil; one still running when the context ends makes Unlock return promptly, ends the lease at once, a second Unlock returns nil, and another client gets the lock soon after.",
+			check:     checkOutcomeReleaseDelayed,
+			exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 		},
 		testCase{
 			name:  "Outcome/Release/CancelledCtx",
@@ -125,19 +132,22 @@ func init() {
 			check: checkOutcomeExtendLate,
 		},
 		testCase{
-			name:  "Outcome/Extend/Delayed",
-			rule:  "A slow Extend answered within its context sets ValidUntil from the call's start; one still running when its context ends returns promptly with the context's error and leaves ValidUntil no later than the earlier of the old deadline and its start plus the TTL.",
-			check: checkOutcomeExtendDelayed,
+			name:      "Outcome/Extend/Delayed",
+			rule:      "A slow Extend answered within its context sets ValidUntil from the call's start; one still running when its context ends returns promptly with the context's error and leaves ValidUntil no later than the earlier of the old deadline and its start plus the TTL.",
+			check:     checkOutcomeExtendDelayed,
+			exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 		},
 		testCase{
-			name:  "Outcome/Refresh/Lost",
-			rule:  "Auto-refresh renewals that run on Redis but whose replies are lost (twice in a row) do not lose the lease: it stays valid, Lost stays open and no other client gets the lock.",
-			check: checkOutcomeRefreshLost,
+			name:      "Outcome/Refresh/Lost",
+			rule:      "Auto-refresh renewals that run on Redis but whose replies are lost (twice in a row) do not lose the lease: it stays valid, Lost stays open and no other client gets the lock.",
+			check:     checkOutcomeRefreshLost,
+			exclusive: "an auto-refreshed 900 ms lease must outlive two lost renewals: renewals must not lag behind other cases' load",
 		},
 		testCase{
-			name:  "Outcome/Refresh/Late",
-			rule:  "An auto-refresh renewal held back until after the lease's Unlock changes nothing when it reaches Redis: the released lock stays free, and the lease reports neither Err nor Lost.",
-			check: checkOutcomeRefreshLate,
+			name:      "Outcome/Refresh/Late",
+			rule:      "An auto-refresh renewal held back until after the lease's Unlock changes nothing when it reaches Redis: the released lock stays free, and the lease reports neither Err nor Lost.",
+			check:     checkOutcomeRefreshLate,
+			exclusive: "an auto-refreshed 900 ms lease must stay live while a renewal is held back: renewals must not lag behind other cases' load",
 		},
 		testCase{
 			name:  "Outcome/Refresh/Delayed",

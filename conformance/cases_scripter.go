@@ -35,9 +35,10 @@ var scripterCases = []testCase{
 		check: checkScriptLoadSHA,
 	},
 	{
-		name:  "Scripter/ContextCancel",
-		rule:  "A call with a cancelled context fails, and a call blocked on a paused server returns an error once its context deadline passes.",
-		check: checkContextCancel,
+		name:      "Scripter/ContextCancel",
+		rule:      "A call with a cancelled context fails, and a call blocked on a paused server returns an error once its context deadline passes.",
+		check:     checkContextCancel,
+		exclusive: "CLIENT PAUSE stops every client of the node",
 	},
 	{
 		name:  "Scripter/Concurrent",

@@ -20,12 +20,14 @@ func init() {
 			name:        "Fault/ScriptLoadDeadReplica",
 			rule:        "With one replica of the Cluster down (killed, still in the client's view) and the script cache flushed on every master, every operation (TryLock, TTL, Extend, Unlock, Lock, TryRLock, RWMutex TryLock, Claim) succeeds on its first call: SCRIPT LOAD goes to masters only.",
 			check:       checkScriptLoadDeadReplica,
+			exclusive:   "kills and restarts a replica of the Cluster",
 			clusterOnly: true,
 		},
 		testCase{
-			name:  "Fault/ScriptLoadFails",
-			rule:  "When SCRIPT LOAD fails after NOSCRIPT (the cache flushed), every operation still succeeds on its first call: the core falls back to EVAL within the call.",
-			check: checkScriptLoadFails,
+			name:      "Fault/ScriptLoadFails",
+			rule:      "When SCRIPT LOAD fails after NOSCRIPT (the cache flushed), every operation still succeeds on its first call: the core falls back to EVAL within the call.",
+			check:     checkScriptLoadFails,
+			exclusive: "SCRIPT FLUSH empties every client's script cache",
 		},
 	)
 }

@@ -30,14 +30,16 @@ var semaphoreCases = []testCase{
 		check: checkSemNoStarvation,
 	},
 	{
-		name:  "Semaphore/FIFOOrder",
-		rule:  "With FIFO, five Acquires that start 40 ms apart while every permit is held are granted in the order they started, one by one as the permits are released.",
-		check: checkSemFIFOOrder,
+		name:      "Semaphore/FIFOOrder",
+		rule:      "With FIFO, five Acquires that start 40 ms apart while every permit is held are granted in the order they started, one by one as the permits are released.",
+		check:     checkSemFIFOOrder,
+		exclusive: "starts its Acquires 40 ms apart and wants them granted in that order: each must be queued within 40 ms",
 	},
 	{
-		name:  "Semaphore/PushWake",
-		rule:  "An Acquire waiting for permits held by a lease with a 30 s TTL gets them within 2 s of that lease's Unlock (a push wake-up, not the retry at the holder's expiry), plain and FIFO.",
-		check: checkSemPushWake,
+		name:      "Semaphore/PushWake",
+		rule:      "An Acquire waiting for permits held by a lease with a 30 s TTL gets them within 2 s of that lease's Unlock (a push wake-up, not the retry at the holder's expiry), plain and FIFO.",
+		check:     checkSemPushWake,
+		exclusive: "bounds how soon a waiter is woken (2 s), after sleeping 300 ms for it to subscribe",
 	},
 	{
 		name:  "Semaphore/CrashedHolder",
@@ -45,14 +47,16 @@ var semaphoreCases = []testCase{
 		check: checkSemCrashedHolder,
 	},
 	{
-		name:  "Semaphore/SetPermits",
-		rule:  "SetPermits lowers the limit for every client without revoking holds above it (no new grant until they are released), raising it wakes a waiting Acquire, and SetPermits(0) restores each client's own limit; asking more than the stored limit fails with ErrInvalidOption.",
-		check: checkSemSetPermits,
+		name:      "Semaphore/SetPermits",
+		rule:      "SetPermits lowers the limit for every client without revoking holds above it (no new grant until they are released), raising it wakes a waiting Acquire, and SetPermits(0) restores each client's own limit; asking more than the stored limit fails with ErrInvalidOption.",
+		check:     checkSemSetPermits,
+		exclusive: "bounds how soon a waiter is woken (2 s), after sleeping 300 ms for it to queue",
 	},
 	{
-		name:  "Semaphore/Outcome",
-		rule:  "A TryAcquire whose reply is lost (the grant ran) returns an error and its clean-up frees the permits it may have taken; a TryAcquire whose call arrives after its caller gave up and its clean-up is refused by Redis and takes nothing; a delayed call answered within the context grants a lease valid from the call's start, and one still running when the context ends returns promptly and leaves every permit free soon after.",
-		check: checkSemOutcome,
+		name:      "Semaphore/Outcome",
+		rule:      "A TryAcquire whose reply is lost (the grant ran) returns an error and its clean-up frees the permits it may have taken; a TryAcquire whose call arrives after its caller gave up and its clean-up is refused by Redis and takes nothing; a delayed call answered within the context grants a lease valid from the call's start, and one still running when the context ends returns promptly and leaves every permit free soon after.",
+		check:     checkSemOutcome,
+		exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 	},
 	{
 		name:  "Semaphore/BadInput",
@@ -65,9 +69,10 @@ var semaphoreCases = []testCase{
 		check: checkSemTwoRoundTrips,
 	},
 	{
-		name:  "Semaphore/Chaos",
-		rule:  "8 goroutines taking 1 or 2 of 3 permits in a loop while every client connection is killed every 200 ms and the script cache flushed every 300 ms: cycles succeed, and the permit checker finds no instant with more than 3 permits held.",
-		check: checkSemChaos,
+		name:      "Semaphore/Chaos",
+		rule:      "8 goroutines taking 1 or 2 of 3 permits in a loop while every client connection is killed every 200 ms and the script cache flushed every 300 ms: cycles succeed, and the permit checker finds no instant with more than 3 permits held.",
+		check:     checkSemChaos,
+		exclusive: "CLIENT KILL and SCRIPT FLUSH on every node",
 	},
 }
 

@@ -26,17 +26,20 @@ func init() {
 			name:  "Quorum/SilentMinority/Freeze",
 			rule:  "With one of three deployments frozen (SIGSTOP) and put first in the Quorum (the one Lock subscribes on), Lock (TTL 3 s) is granted within 1 s with at least half its TTL of validity left, Extend and Unlock return within 1 s and Extend never returns nil for a lease that is not valid; 8 workers locking in a loop meanwhile, and after the server is thawed (SIGCONT: the commands it had queued run), the history checker finds no overlap, the thawed deployment's stale calls leave the name held by nobody, and grants take all three deployments again.",
 			check: func(t *testing.T, e *env) { checkQuorumSilent(t, e, "freeze") },
+			quiet: "bounds how long each call takes with a silent deployment (1 s), and 8 workers must get grants meanwhile",
 		},
 		testCase{
 			name:  "Quorum/SilentMinority/Proxy",
 			rule:  "The same as Quorum/SilentMinority/Freeze with the silent deployment behind a proxy that accepts connections and forwards nothing until it speaks again.",
 			check: func(t *testing.T, e *env) { checkQuorumSilent(t, e, "proxy") },
+			quiet: "bounds how long each call takes with a silent deployment (1 s), and 8 workers must get grants meanwhile",
 		},
 	)
 	multiCases = insertBefore(multiCases, "Multi/Chaos", testCase{
-		name:  "Multi/SilentSlot",
-		rule:  "A MultiLock attempt whose call for one slot gets no answer decides without it: refused as soon as another slot refuses (well before the silent call could answer), or at its context's deadline when the silent slot's answer is the one it needs; afterwards every name is free again.",
-		check: checkMultiSilentSlot,
+		name:      "Multi/SilentSlot",
+		rule:      "A MultiLock attempt whose call for one slot gets no answer decides without it: refused as soon as another slot refuses (well before the silent call could answer), or at its context's deadline when the silent slot's answer is the one it needs; afterwards every name is free again.",
+		check:     checkMultiSilentSlot,
+		exclusive: "bounds how soon TryLock returns with a silent slot",
 	})
 }
 

@@ -25,9 +25,10 @@ var waitCases = []testCase{
 		check: checkHolderCrash,
 	},
 	{
-		name:  "Wait/LostWakeup",
-		rule:  "A waiter acquires when the wake-up message is lost (its pub/sub connection killed), at the latest when the holder's TTL has run out.",
-		check: checkLostWakeup,
+		name:      "Wait/LostWakeup",
+		rule:      "A waiter acquires when the wake-up message is lost (its pub/sub connection killed), at the latest when the holder's TTL has run out.",
+		check:     checkLostWakeup,
+		exclusive: "kills every subscribed connection on the node (CLIENT KILL)",
 	},
 }
 

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"slices"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -63,12 +64,19 @@ func TestFailover(t *testing.T) { runDrivers(t, "Failover") }
 // TestQuorum runs the Quorum rules (each starts two servers of its own).
 func TestQuorum(t *testing.T) { runDrivers(t, "Quorum") }
 
+// runDrivers runs the groups for every in-tree driver, the drivers at the
+// same time: each runs on servers of its own, and the suite bounds how
+// many cases run at once and runs each exclusive case alone.
 func runDrivers(t *testing.T, groups ...string) {
+	var wg sync.WaitGroup
 	for _, d := range testdrivers.All() {
-		t.Run("driver="+d.Name, func(t *testing.T) {
-			conformance.RunGroups(t, d, groups...)
+		wg.Go(func() {
+			t.Run("driver="+d.Name, func(t *testing.T) {
+				conformance.RunGroups(t, d, groups...)
+			})
 		})
 	}
+	wg.Wait()
 }
 
 // TestEveryGroupRuns guards the split above: every group is either run by

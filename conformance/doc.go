@@ -29,7 +29,24 @@
 // client of the server, so never point it at production.
 //
 // Every case is a rule: a name (the subtest name, "Group/Rule"), the rule
-// sentence, and a check. Each case gets a fresh key prefix and a timeout,
-// and its failures print the call, what it got and what the rule wants.
+// sentence, and a check. Each case gets a fresh key prefix, a client of
+// its own (the suite calls Driver.Standalone or Driver.Cluster for every
+// rule) and a timeout, and its failures print the call, what it got and
+// what the rule wants.
+//
+// Most rules only wait (for TTLs, wake-ups, delayed calls), so the suite
+// runs them concurrently, at most 8 at a time in the process, and the
+// standalone and Cluster deployments at the same time. The rules that
+// disturb a whole server or deployment (CLIENT KILL, SCRIPT FLUSH, CLIENT
+// PAUSE, DEBUG SLEEP, restarts, failovers, slot migrations, CONFIG SET,
+// ACL users), read figures of the whole server (INFO commandstats) or
+// bound how soon something happens run first on each deployment, one at a
+// time (each logs "runs alone on the deployment: <why>"); the rules that
+// count every goroutine of the process run with no other rule of the
+// process running ("runs alone in the process: <why>"). Several drivers
+// may run the suite at the same time in one test binary, each on servers
+// of its own, as the in-tree drivers do; the bound and the rules that run
+// alone in the process hold across all of them.
+//
 // `go test ./conformance/... -v` lists every rule for every in-tree driver.
 package conformance

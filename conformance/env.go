@@ -23,6 +23,21 @@ type testCase struct {
 	rule        string // the rule, one sentence
 	check       func(t *testing.T, e *env)
 	clusterOnly bool // runs on the Cluster deployment only
+	// exclusive, when set, says why the case must have its deployment to
+	// itself: it disturbs the whole server or deployment (CLIENT KILL,
+	// SCRIPT FLUSH, CLIENT PAUSE, DEBUG SLEEP, a restart, a failover, a
+	// slot migration, CONFIG SET, ACL users), reads figures of the whole
+	// server (INFO commandstats), or asserts a bound on how soon something
+	// happens, which the load of the deployment's other cases could break.
+	// Such cases run first on their deployment, one at a time; the cases
+	// of other deployments (other servers) may run meanwhile.
+	exclusive string
+	// quiet, when set, says why the case must have the whole process to
+	// itself: it counts every goroutine of the process, or its timing is
+	// tight enough that the load of other deployments' cases broke it
+	// (Quorum/SilentMinority). Such cases run first on their deployment
+	// too, each with no other case of any deployment running.
+	quiet string
 }
 
 // caseTimeout bounds every case.
@@ -30,11 +45,14 @@ const caseTimeout = 60 * time.Second
 
 // deployment is one Redis deployment under test with the driver's Scripter.
 type deployment struct {
-	name     string
-	scripter locker.Scripter
-	admin    admin
-	driver   Driver
-	addrs    []string
+	name string
+	// connect returns a new Scripter of the driver on the deployment,
+	// closed by t.Cleanup: every case gets its own client, so that its
+	// connections, subscriptions and goroutines are its own.
+	connect func(t testing.TB) locker.Scripter
+	admin   admin
+	driver  Driver
+	addrs   []string
 	// owned is set when the suite started the deployment's servers itself
 	// (no SCRIPTLOCK_REDIS_ADDR / SCRIPTLOCK_CLUSTER_ADDRS): only then may
 	// a rule restart or kill a node, or move its slots or masters.
@@ -148,14 +166,22 @@ type env struct {
 	naReason string // why the case is not applicable (see notApplicable), or ""
 }
 
-func newEnv(t *testing.T, d *deployment) *env {
+// newEnv returns the env of a case with the key prefix prefix (see
+// newPrefix), connecting a new client of the driver for it.
+func newEnv(t *testing.T, d *deployment, prefix string) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), caseTimeout)
 	t.Cleanup(cancel)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	e := &env{t: t, d: d, s: d.scripter, ctx: ctx, prefix: "sltest:" + hex.EncodeToString(b[:]) + ":", raw: map[string]bool{}}
+	e := &env{t: t, d: d, s: d.connect(t), ctx: ctx, prefix: prefix, raw: map[string]bool{}}
 	t.Cleanup(e.deleteRaw)
 	return e
+}
+
+// newPrefix returns a fresh key prefix, "sltest:" and 12 random hex
+// digits and ":".
+func newPrefix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "sltest:" + hex.EncodeToString(b[:]) + ":"
 }
 
 // deleteRaw deletes the raw keys of Scripter-level cases (they hold plain
@@ -271,10 +297,12 @@ type keyWatch struct {
 func watchKeys(d *deployment) *keyWatch {
 	ctx, cancel := context.WithTimeout(context.Background(), keyWindow+30*time.Second)
 	w := &keyWatch{done: make(chan struct{}), cancel: cancel}
-	go func() {
-		defer close(w.done)
-		w.log, w.found = pollNoKeys(ctx, d)
-	}()
+	shared(func() {
+		go func() {
+			defer close(w.done)
+			w.log, w.found = pollNoKeys(ctx, d)
+		}()
+	})
 	return w
 }
 

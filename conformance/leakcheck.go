@@ -1,10 +1,17 @@
 package conformance
 
 import (
+	"bytes"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/locker"
 )
 
 // ownPackages are the packages whose goroutines must not outlive a case:
@@ -16,26 +23,149 @@ var ownPackages = []string{
 }
 
 // checkGoroutines fails t if, after a grace period of up to 3s, a goroutine
-// other than the caller's still runs code of ownPackages. It runs at the
-// end of every case, after the case's clients were closed.
-func checkGoroutines(t *testing.T) {
+// other than the caller's still runs code of ownPackages. With label set,
+// it looks only at the goroutines labelled with it (caseLabel): those a
+// case started, directly or not, while other cases run beside it; with
+// label "" at every goroutine. It runs at the end of every case, after the
+// case's clients were closed, and once more when all of a deployment's
+// cases have ended.
+func checkGoroutines(t *testing.T, label string) {
 	t.Helper()
 	var leaked []string
 	for deadline := time.Now().Add(3 * time.Second); ; {
-		leaked = ownGoroutines()
+		leaked = ownGoroutines(label)
 		if len(leaked) == 0 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	if len(leaked) > 0 {
-		t.Errorf("goroutine leak: %d goroutine(s) of scriptlock still running after the case:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+		what := "after the case"
+		if label == "" {
+			what = "after every case of the deployment (a goroutine that carries no case's label: started by a timer, say)"
+		}
+		t.Errorf("goroutine leak: %d goroutine(s) of scriptlock still running %s:\n%s", len(leaked), what, strings.Join(leaked, "\n\n"))
 	}
 }
 
-// ownGoroutines returns the stacks of other goroutines that run code of
-// ownPackages.
-func ownGoroutines() []string {
+// ownGoroutines returns the stacks (as the goroutine profile prints them
+// with debug=1: a count, the labels, one line per frame) of the other
+// goroutines that run code of ownPackages and, when label is not "",
+// carry the pprof label caseLabel=label.
+func ownGoroutines(label string) []string {
+	var buf bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	want := `"` + caseLabel + `":` + strconv.Quote(label)
+	var out []string
+	for _, rec := range strings.Split(buf.String(), "\n\n") {
+		if strings.Contains(rec, "runtime/pprof.writeGoroutine") {
+			continue // the caller's
+		}
+		if label != "" && !labelled(rec, want) {
+			continue
+		}
+		for _, p := range ownPackages {
+			if strings.Contains(rec, p) {
+				out = append(out, strings.TrimSpace(rec))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// labelled reports whether rec, one record of the goroutine profile, has
+// the label kv ("key":"value") on its "# labels: {...}" line.
+func labelled(rec, kv string) bool {
+	for _, line := range strings.Split(rec, "\n") {
+		if l, ok := strings.CutPrefix(line, "# labels: "); ok {
+			return strings.Contains(l, kv)
+		}
+	}
+	return false
+}
+
+// warmUp readies the driver's clients in ss: it sends 64 scripts, one
+// after another, over each, on keys spread over every slot range, so that
+// each client has learnt the deployment's layout and made a connection to
+// every master before the case counts on its calls being quick. Each case
+// has a fresh client; one that had served earlier cases was warm. (One
+// after another: a burst would grow a pool whose idle connections a
+// client may probe, without a deadline, on a server the case silences.)
+func (e *env) warmUp(ss ...locker.Scripter) {
+	e.t.Helper()
+	for _, s := range ss {
+		for i := range 64 {
+			k := e.prefix + "{warm" + strconv.Itoa(i) + "}" // never written
+			_, err := s.Eval(e.ctx, "return 1", []string{k}, nil)
+			require.NoError(e.t, err, "call: Eval(return 1) on %q (warming the driver's client up)", k)
+		}
+	}
+}
+
+// awaitCoreIdle waits, up to 3 s, until no goroutine of the core or the
+// drivers runs in the process, and fails the case if one still does: a
+// quiet case that counts every goroutine of the process (goleak) calls it
+// before its count starts.
+func (e *env) awaitCoreIdle() {
+	e.t.Helper()
+	var left []string
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if left = ownGoroutines(""); len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(left) > 0 {
+		e.t.Errorf("goroutine leak: %d goroutine(s) of scriptlock still running before the goroutine count starts:\n%s", len(left), strings.Join(left, "\n\n"))
+	}
+}
+
+// goroutineIDs returns the ids of the process's goroutines, for
+// assertNoNewCoreGoroutines.
+func goroutineIDs() map[string]bool {
+	ids := map[string]bool{}
+	for _, g := range allStacks() {
+		ids[goroutineID(g)] = true
+	}
+	return ids
+}
+
+// assertNoNewCoreGoroutines fails t if, after a grace period of up to 5 s,
+// a goroutine that is not in before (goroutineIDs) runs code of the core or
+// the drivers (ownPackages), or was started by it. A quiet case calls it:
+// with the process to itself, every new goroutine is the case's. The
+// goroutines a driver's client starts for itself (a connection's loops, a
+// pool's), which its first calls bring, are the client's to manage: a
+// fresh client grows its pools as the case's concurrency asks.
+func assertNoNewCoreGoroutines(t *testing.T, before map[string]bool) {
+	t.Helper()
+	var leaked []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		leaked = leaked[:0]
+		for _, g := range allStacks()[1:] { // the first is the caller's
+			if before[goroutineID(g)] {
+				continue
+			}
+			for _, p := range ownPackages {
+				if strings.Contains(g, p) {
+					leaked = append(leaked, g)
+					break
+				}
+			}
+		}
+		if len(leaked) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(leaked) > 0 {
+		t.Errorf("goroutine leak: %d new goroutine(s) of scriptlock still running (or started by it):\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+	}
+}
+
+// allStacks returns the stack of every goroutine, the caller's first, as
+// runtime.Stack prints them ("goroutine N [state]:", the frames, and
+// "created by F in goroutine M").
+func allStacks() []string {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -45,15 +175,11 @@ func ownGoroutines() []string {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	stacks := strings.Split(string(buf), "\n\n")
-	var out []string
-	for _, s := range stacks[1:] { // the first is the caller's
-		for _, p := range ownPackages {
-			if strings.Contains(s, p) {
-				out = append(out, s)
-				break
-			}
-		}
-	}
-	return out
+	return strings.Split(string(buf), "\n\n")
+}
+
+// goroutineID returns N of a stack's first line, "goroutine N [state]:".
+func goroutineID(stack string) string {
+	id, _, _ := strings.Cut(strings.TrimPrefix(stack, "goroutine "), " ")
+	return id
 }
