@@ -156,13 +156,30 @@ func (m *MultiLease) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
+	var (
+		mu       sync.Mutex
+		returned = map[*Lease]bool{}
+	)
 	err := m.each(ctx, true, func(ctx context.Context, _ int, l *Lease) error {
 		err := l.Unlock(ctx)
+		mu.Lock()
+		returned[l] = true
+		mu.Unlock()
 		if l.over() {
 			m.cancel(context.Canceled)
 		}
 		return err
 	})
+	// A release still on its way when ctx ended has an unknown outcome:
+	// its part ends now and is released in the background.
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range m.parts {
+		if !returned[l] {
+			l.drop()
+			m.cancel(context.Canceled)
+		}
+	}
 	return err
 }
 

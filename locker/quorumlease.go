@@ -275,9 +275,10 @@ func (q *QuorumLease) majority(ctx context.Context, f func(ctx context.Context, 
 // semantics, and returns as soon as a majority was released (or had
 // already expired, on a deployment that restarted without its data): nil,
 // and the lease's Context is cancelled. The other parts' releases go on in
-// the background, each bounded by QuorumOptions.PartTimeout and then
-// retried in the background as Lease.Unlock does, tracked by Client.Close.
-// When a majority could not be released it returns the parts' errors
+// the background, tracked by Client.Close: a part whose release has not
+// returned when Unlock does is ended at once (its outcome is unknown) and
+// released in the background, as Lease.Unlock does after an unknown
+// outcome. When a majority could not be released it returns the parts' errors
 // joined; the lease is over (Context cancelled) only if fewer than a
 // majority are still held (a release refused by the server, NOPERM or a
 // nil ctx, leaves its part held: call Unlock again).
@@ -288,12 +289,29 @@ func (q *QuorumLease) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
+	var (
+		mu       sync.Mutex
+		returned = map[*Lease]bool{}
+	)
 	ok, n, errs := q.majority(ctx, func(ctx context.Context, l *Lease) error {
-		if err := l.Unlock(ctx); err != nil && !errors.Is(err, ErrExpired) {
+		err := l.Unlock(ctx)
+		mu.Lock()
+		returned[l] = true
+		mu.Unlock()
+		if err != nil && !errors.Is(err, ErrExpired) {
 			return err
 		}
 		return nil
 	})
+	// A release still on its way has an unknown outcome: its part ends now
+	// and is released in the background, as Lease.Unlock does.
+	mu.Lock()
+	for _, p := range q.held() {
+		if !returned[p] {
+			p.drop()
+		}
+	}
+	mu.Unlock()
 	left := 0
 	for _, p := range q.held() {
 		if !p.over() {
