@@ -170,7 +170,15 @@ func checkUnlockRefused(t *testing.T, e *env, quorum bool) {
 		require.NoError(t, err, "call: quorum TryLock")
 		require.Eventually(t, func() bool { return len(ql.Parts()) == 3 }, 5*time.Second, 5*time.Millisecond, "call: Parts()")
 		l = ql
-		isHeld = func() bool { return qs.held(0, "q") && qs.held(1, "q") && qs.held(2, "q") }
+		isHeld = func() bool { // a majority: a part still on its way when Unlock decided is ended
+			n := 0
+			for i := range 3 {
+				if qs.held(i, "q") {
+					n++
+				}
+			}
+			return n >= 2
+		}
 	} else {
 		r := &refuser{Scripter: e.s}
 		refs = append(refs, r)
@@ -193,7 +201,7 @@ func checkUnlockRefused(t *testing.T, e *env, quorum bool) {
 	require.Error(t, err, "call: Unlock refused by the server (NOPERM)")
 	assert.True(t, l.Valid(), "call: Valid() after a refused Unlock")
 	assert.NoError(t, ctx.Err(), "call: Context() after a refused Unlock: want not cancelled")
-	assert.True(t, isHeld(), "call: every name/part still held after a refused Unlock")
+	assert.True(t, isHeld(), "call: every name (a majority of parts) still held after a refused Unlock")
 	assert.ErrorIs(t, l.Unlock(nilCtx), locker.ErrNilContext, "call: Unlock(nil)")
 	assert.NoError(t, ctx.Err(), "call: Context() after Unlock(nil): want not cancelled")
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock once the server accepts it")
