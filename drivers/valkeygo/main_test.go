@@ -1,0 +1,42 @@
+package valkeygo_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/scriptlock/scriptlock/internal/redisserver"
+)
+
+// redisAddr is the redis-server TestMain starts for the runnable example
+// and the driver's own tests (the conformance suite starts its own).
+var redisAddr string
+
+// TestMain starts a server for the example, runs the tests and fails the
+// run if a goroutine outlives them: every client must have been closed,
+// and no goroutine of the driver may keep running.
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	srv, stop, err := redisserver.Launch(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "valkeygo:", err)
+		os.Exit(1)
+	}
+	redisAddr = srv.Addr
+	code := m.Run()
+	stop()
+	if code == 0 {
+		// valkey-go v1.0.79's cluster client leaves a 5 s sleep behind
+		// after a slot refresh, even after Close (it ends by itself).
+		if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2")); err != nil {
+			fmt.Fprintln(os.Stderr, "valkeygo: goroutines left after the tests:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
