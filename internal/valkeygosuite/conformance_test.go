@@ -1,4 +1,4 @@
-package valkeygo_test
+package valkeygosuite_test
 
 import (
 	"testing"
