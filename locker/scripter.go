@@ -12,6 +12,12 @@ import "context"
 //   - Replies are translated into one vocabulary: nil (a Redis nil or a Lua
 //     false), int64, string (bulk and status replies), and []any whose
 //     elements are again of this vocabulary. No client types leak through.
+//     A RESP3 reply (a client that speaks RESP3) becomes what RESP2 sends
+//     for it: a boolean true 1 and false nil, a double or big number its
+//     text, a verbatim string its text without the "txt:" prefix, a set an
+//     []any, a map an []any of key, value, key, value. An error reply
+//     nested in an array is the call's error. A reply the driver cannot
+//     translate is an error matching ErrUnexpectedReply.
 //   - An EvalSha for a script the server does not hold returns an error e with
 //     errors.Is(e, ErrNoScript). Every other server error comes back
 //     unchanged (wrapped is fine) and is not ErrNoScript.

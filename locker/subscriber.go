@@ -23,8 +23,20 @@ import "context"
 // Implementations use sharded pub/sub (SSUBSCRIBE), which Redis 7 offers on
 // standalone servers and Cluster alike, or plain SUBSCRIBE on a server that
 // lacks it (Redis 6.2, miniredis: the scripts then PUBLISH), chosen without
-// a user setting; they should multiplex all channels over as few
-// connections as the deployment allows (one per Cluster shard).
+// a user setting: such a server answers SSUBSCRIBE with an "unknown
+// command" error, and on a Cluster of them PUBLISH reaches every node, so
+// SUBSCRIBE on the channel's node (or any) hears it. They should multiplex
+// all channels over as few connections as the deployment allows (one per
+// Cluster shard), and leave the server-side subscription (SUNSUBSCRIBE)
+// when a channel's last subscriber leaves.
+//
+// The core calls Subscribe with the waiting call's ctx, which may have no
+// deadline, and waits for it before it polls: a Subscribe whose server
+// cannot be reached must fail on its own within a few seconds (the in-tree
+// drivers wait 5 s for the confirmation) rather than wait for ctx. No
+// goroutine of the driver may outlive the last unsubscribe (or, for a
+// driver that owns connections, its Close) by more than about 2 s: the
+// conformance suite counts one that runs 3 s later as a leak.
 type Subscriber interface {
 	// Subscribe subscribes to the shard channel and calls onMessage, from a
 	// goroutine of the driver, for every message published on it until the
