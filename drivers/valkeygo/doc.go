@@ -58,8 +58,9 @@
 // On miniredis, set ClientOption.DisableCache and AlwaysRESP2: miniredis
 // refuses other commands on a connection that subscribed, which valkey-go
 // shares under RESP3. Elsewhere keep the default RESP3: with AlwaysRESP2,
-// once the extra pub/sub connection to a node drops, valkey-go v1.0.79
-// does not open a new one until the node's main connection fails too;
+// once the extra pub/sub connection to a node drops, rueidis v1.0.79 does
+// not open a new one until the node's main connection fails too, and
+// valkey-go v1.0.79 has the same code (not tested separately here);
 // subscribers of that node then hear only the driver's calls after each
 // failed attempt (polling every 2 s), and new Subscribe calls fail.
 //
