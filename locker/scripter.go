@@ -48,6 +48,11 @@ import "context"
 //     connection it was queued for. Once a command may have been written
 //     (a write error, a timeout, a broken connection), its outcome is
 //     unknown and the error goes back to the core, which owns that case.
+//     A call whose ctx is live must not fail with another call's context
+//     error: rueidis and valkey-go hand a dial cancelled by one caller's
+//     ctx to every call queued for that connection, as context.Canceled,
+//     and their drivers send such calls again (the suite does not provoke
+//     this; each driver's own test does).
 //   - Implementations are safe for concurrent use by multiple goroutines.
 type Scripter interface {
 	// EvalSha runs the cached script with the given SHA-1.
