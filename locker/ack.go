@@ -44,10 +44,11 @@ type Ack struct {
 	Replicas int
 
 	// Timeout bounds the wait (the timeout of WAIT or WAITAOF, in whole
-	// milliseconds); the time counts against the lease's validity, which
-	// starts before the call is sent. Drivers read the wait's reply under
-	// their client's read timeout, so keep that above Timeout. Must be in
-	// [1ms, 1m]. Default 1s.
+	// milliseconds, rounded up: never 0, which waits forever); the time
+	// counts against the lease's validity, which starts before the call is
+	// sent. Drivers read the wait's reply under their client's read
+	// timeout, so keep that above Timeout. Must be in [1ms, 1m]. Default
+	// 1s.
 	Timeout time.Duration
 
 	// Fsync waits with WAITAOF 1 <Replicas> instead of WAIT: the write must
