@@ -45,6 +45,7 @@ type Lease struct {
 	fence  int64
 	single bool      // a release also drops the owner's earlier holds
 	start  time.Time // when the granting call started
+	rel    [4]string // the release script's ARGV, see releaseArgs
 
 	unlockMu sync.Mutex   // serializes Unlock and Downgrade
 	extends  atomic.Int64 // the last extend number sent
@@ -93,11 +94,13 @@ func (c *Client) newLease(g grant, start time.Time, ttlMS int64, refresh bool) (
 // newPart makes the lease of a grant without starting its auto-refresh or
 // checking Close: newLease does both, newMultiLease for all parts at once.
 func (c *Client) newPart(g grant, start time.Time, ttlMS int64) *Lease {
-	return &Lease{
+	l := &Lease{
 		c: c, ops: g.ops, name: g.name, keys: g.keys, wake: g.wake,
 		owner: g.owner, hold: g.hold, fence: g.fence, single: g.single, start: start,
 		validUntil: c.validity(start, ttlMS), ttlMS: ttlMS,
 	}
+	l.rel = [...]string{l.owner, l.hold, l.singleArg(), l.wake}
+	return l
 }
 
 // Name returns the name of the lock this lease holds.
@@ -380,9 +383,11 @@ func (l *Lease) drop() {
 	}
 }
 
-// releaseArgs are the release script's ARGV.
+// releaseArgs are the release script's ARGV: owner, hold, singleArg,
+// wake. They are made once, with the lease (an Unlock then allocates no
+// argument list), and never modified: every release call shares them.
 func (l *Lease) releaseArgs() []string {
-	return []string{l.owner, l.hold, l.singleArg(), l.wake}
+	return l.rel[:]
 }
 
 // singleArg is the scripts' flag for single: "1" drops the owner's earlier
