@@ -1,6 +1,7 @@
 package boxed
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
@@ -91,5 +92,30 @@ func TestInt(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = Int(7) }); n != 0 {
 		t.Errorf("Int(7) allocates %v times, want 0", n)
+	}
+}
+
+func TestArray(t *testing.T) {
+	var v any
+	n := testing.AllocsPerRun(100, func() {
+		a := NewArray(3)
+		a.SetInt(0, 1)
+		a.SetInt(1, 1764160000123456)
+		a.Set(2, "x")
+		v = a.Value()
+	})
+	if n != 1 {
+		t.Errorf("an Array of 3 allocates %v times, want 1", n)
+	}
+	runtime.GC()
+	got, ok := v.([]any)
+	if !ok || len(got) != 3 || cap(got) != 3 || got[0] != any(int64(1)) || got[1] != any(int64(1764160000123456)) || got[2] != any("x") {
+		t.Fatalf("Array value = %#v", v)
+	}
+	if x, ok := got[1].(int64); !ok || x != 1764160000123456 {
+		t.Errorf("element 1 = %#v", got[1])
+	}
+	if s := fmt.Sprint(v); s != "[1 1764160000123456 x]" {
+		t.Errorf("Sprint = %s", s)
 	}
 }

@@ -23,6 +23,56 @@ func Ref(p *string) any {
 	return v
 }
 
+// refInt64 is Ref for an int64.
+func refInt64(p *int64) any {
+	v := any(int64(0))
+	(*eface)(unsafe.Pointer(&v)).data = unsafe.Pointer(p)
+	return v
+}
+
+// refSlice is Ref for a []any.
+func refSlice(p *[]any) any {
+	v := any([]any(nil))
+	(*eface)(unsafe.Pointer(&v)).data = unsafe.Pointer(p)
+	return v
+}
+
+// ArrayMax is the longest reply array an Array holds.
+const ArrayMax = 4
+
+// Array builds a reply array of up to ArrayMax elements, the []any of the
+// Scripter vocabulary, in one allocation: the slice header, the elements,
+// and the int64 values they hold (each of which would otherwise be boxed on
+// its own, as would the header when the slice becomes an interface value).
+// Make it with NewArray, fill it with Set and SetInt, and take the result
+// with Value; after Value it must not be changed.
+type Array struct {
+	hdr   []any
+	elems [ArrayMax]any
+	ints  [ArrayMax]int64
+}
+
+// NewArray returns an Array of n elements, all nil; n must be at most
+// ArrayMax.
+func NewArray(n int) *Array {
+	a := &Array{}
+	a.hdr = a.elems[:n:n]
+	return a
+}
+
+// Set sets element i to v.
+func (a *Array) Set(i int, v any) { a.hdr[i] = v }
+
+// SetInt sets element i to the int64 n, stored in a itself.
+func (a *Array) SetInt(i int, n int64) {
+	a.ints[i] = n
+	a.hdr[i] = refInt64(&a.ints[i])
+}
+
+// Value returns the array as an interface value of type []any, with the
+// capacity of its length (an append copies it).
+func (a *Array) Value() any { return refSlice(&a.hdr) }
+
 // AppendRefs appends each element of ss to dst as Ref does: it allocates
 // nothing but dst's growth. ss must not change while the values are in use.
 func AppendRefs(dst []any, ss []string) []any {
