@@ -1,0 +1,17 @@
+package bench_test
+
+import (
+	"testing"
+
+	"github.com/scriptlock/scriptlock/bench"
+	"github.com/scriptlock/scriptlock/internal/redisserver"
+)
+
+// BenchmarkScriptCost measures the server's time per call of the scripts
+// of an uncontended Lock and Unlock, and of the raw reference's commands,
+// from INFO commandstats (bench.ScriptCost), against one redis-server it
+// starts or the one named by SCRIPTLOCK_REDIS_ADDR, which must be idle.
+func BenchmarkScriptCost(b *testing.B) {
+	srv := redisserver.StartStandalone(b)
+	bench.ScriptCost(b, srv.Addr)
+}
