@@ -13,22 +13,25 @@ import (
 	"github.com/scriptlock/scriptlock/locker"
 )
 
-// ScriptCost measures the server's side of one uncontended grant and one
-// release, script by script, against the standalone server at addr (it
-// must run nothing else meanwhile: INFO commandstats is server-wide):
+// ScriptCost measures the server's side of an uncontended Lock and Unlock,
+// command by command, against the standalone server at addr (which must
+// run nothing else meanwhile: INFO commandstats is server-wide). Two
+// leaves, each b.N cycles on fresh names, in chunks of costChunk locks then
+// their unlocks, so the keyspace stays as small as in a lock-unlock loop
+// (a growing one makes every write pay for rehashing):
 //
-//   - op=acquire: Mutex.Lock (default options) of a name nobody holds,
-//     a fresh name per call: acquire.lua's fast path;
-//   - op=release: Lease.Unlock of such a lease: release.lua's fast path;
-//   - op=raw-set and op=raw-release: the raw reference's SET NX PX and
-//     its compare-and-delete script (see raw.go), the floor.
+//   - lib=scriptlock: Mutex.Lock (default options, acquire.lua's fast
+//     path) and Lease.Unlock (release.lua's);
+//   - lib=raw: the raw reference's SET NX PX and compare-and-delete
+//     script (see raw.go), the floor.
 //
-// Each reports, from INFO commandstats read before and after the timed
-// calls: cmd-us/call, the server's time in the top-level command (EVALSHA,
-// or SET) per call, which includes the commands a script calls;
-// redis-calls/op, the commands a script called per call (redis.call()s);
-// and inner-us/op, their time per call (part of cmd-us/call). Client
-// figures (ns/op, allocs) are those of the go-redis driver.
+// Each reports, from INFO commandstats read around every chunk's locks and
+// around its unlocks: lock-us/call and unlock-us/call, the server's time
+// in the top-level command (EVALSHA, or SET) per call, including the
+// commands a script calls; cycle-us/op, their sum; and lock-calls/op and
+// unlock-calls/op, the commands a script called per call (redis.call()s).
+// Client figures (ns/op, allocs) are those of the go-redis driver, INFO
+// reads included.
 func ScriptCost(b *testing.B, addr string) {
 	ctx := context.Background()
 	rc := NewGoRedis(b, addr)
@@ -45,112 +48,86 @@ func ScriptCost(b *testing.B, addr string) {
 		seq++
 		return prefix + strconv.Itoa(seq)
 	}
-	lock := func(b *testing.B) *locker.Lease {
+	sl := func(b *testing.B) (Unlocker, error) {
 		m, err := c.NewMutex(name(), TTL, nil)
 		if err != nil {
-			b.Fatalf("NewMutex: %v", err)
+			return nil, err
 		}
-		l, err := m.Lock(ctx)
-		if err != nil {
-			b.Fatalf("Lock: %v", err)
-		}
-		return l
+		return m.Lock(ctx)
 	}
 	// Load the scripts first: a NOSCRIPT round is not part of the cost.
-	if err := lock(b).Unlock(ctx); err != nil {
-		b.Fatalf("Unlock: %v", err)
+	if u, err := sl(b); err != nil || u.Unlock(ctx) != nil {
+		b.Fatalf("Lock and Unlock: %v", err)
 	}
 	raw, err := RawGoRedis(ctx, rc)
 	if err != nil {
 		b.Fatalf("%v", err)
 	}
-
-	b.Run("op=acquire", func(b *testing.B) {
-		leases := make([]*locker.Lease, 0, b.N)
-		measure(b, stats, "evalsha", func() {
-			for range b.N {
-				leases = append(leases, lock(b))
-			}
-		})
-		for _, l := range leases {
-			_ = l.Unlock(ctx)
-		}
-	})
-	b.Run("op=release", func(b *testing.B) {
-		leases := make([]*locker.Lease, b.N)
-		for i := range leases {
-			leases[i] = lock(b)
-		}
-		measure(b, stats, "evalsha", func() {
-			for _, l := range leases {
-				if err := l.Unlock(ctx); err != nil {
-					b.Fatalf("Unlock: %v", err)
-				}
-			}
-		})
-	})
-	b.Run("op=raw-set", func(b *testing.B) {
-		us := make([]Unlocker, 0, b.N)
-		measure(b, stats, "set", func() {
-			for range b.N {
-				u, err := raw.Lock(ctx, name())
-				if err != nil {
-					b.Fatalf("raw Lock: %v", err)
-				}
-				us = append(us, u)
-			}
-		})
-		for _, u := range us {
-			_ = u.Unlock(ctx)
-		}
-	})
-	b.Run("op=raw-release", func(b *testing.B) {
-		us := make([]Unlocker, b.N)
-		for i := range us {
-			u, err := raw.Lock(ctx, name())
-			if err != nil {
-				b.Fatalf("raw Lock: %v", err)
-			}
-			us[i] = u
-		}
-		measure(b, stats, "evalsha", func() {
-			for _, u := range us {
-				if err := u.Unlock(ctx); err != nil {
-					b.Fatalf("raw Unlock: %v", err)
-				}
-			}
-		})
+	b.Run("lib=scriptlock", func(b *testing.B) { costCycles(b, stats, "evalsha", sl) })
+	b.Run("lib=raw", func(b *testing.B) {
+		costCycles(b, stats, "set", func(*testing.B) (Unlocker, error) { return raw.Lock(ctx, name()) })
 	})
 }
 
-// measure times run (b.N calls of top) and reports the server's figures
-// for them (see ScriptCost).
-func measure(b *testing.B, stats *goredis.Client, top string, run func()) {
+// costChunk is how many locks ScriptCost takes before releasing them.
+const costChunk = 200
+
+// costCycles runs b.N cycles of lock (whose top-level command is top) and
+// Unlock, in chunks, and reports the server's figures (see ScriptCost).
+func costCycles(b *testing.B, stats *goredis.Client, top string, lock func(*testing.B) (Unlocker, error)) {
+	ctx := context.Background()
 	b.ReportAllocs()
-	before := commandStats(b, stats)
-	b.ResetTimer()
-	run()
-	b.StopTimer()
-	after := commandStats(b, stats)
-	n := float64(b.N)
-	var calls, usec float64
-	for cmd, a := range after {
-		d := a
-		if p, ok := before[cmd]; ok {
-			d = [2]float64{a[0] - p[0], a[1] - p[1]}
+	var lockUS, lockCalls, lockInner, unlockUS, unlockCalls, unlockInner float64
+	us := make([]Unlocker, 0, costChunk)
+	for done := 0; done < b.N; {
+		n := min(costChunk, b.N-done)
+		us = us[:0]
+		before := commandStats(b, stats)
+		for range n {
+			u, err := lock(b)
+			if err != nil {
+				b.Fatalf("lock: %v", err)
+			}
+			us = append(us, u)
 		}
-		switch {
-		case cmd == top:
-			b.ReportMetric(d[1]/d[0], "cmd-us/call")
-		case cmd == "info" || cmd == "script|load" || cmd == "set" || cmd == "evalsha":
-			// the readings, script loads, and the other top-level command
+		mid := commandStats(b, stats)
+		for _, u := range us {
+			if err := u.Unlock(ctx); err != nil {
+				b.Fatalf("unlock: %v", err)
+			}
+		}
+		after := commandStats(b, stats)
+		t, calls, _ := statsDelta(before, mid, top)
+		lockUS += t
+		lockCalls += calls
+		lockInner += float64(n)
+		t, calls, _ = statsDelta(mid, after, "evalsha")
+		unlockUS += t
+		unlockCalls += calls
+		unlockInner += float64(n)
+		done += n
+	}
+	b.ReportMetric(lockUS/lockInner, "lock-us/call")
+	b.ReportMetric(unlockUS/unlockInner, "unlock-us/call")
+	b.ReportMetric((lockUS+unlockUS)/float64(b.N), "cycle-us/op")
+	b.ReportMetric(lockCalls/lockInner, "lock-calls/op")
+	b.ReportMetric(unlockCalls/unlockInner, "unlock-calls/op")
+}
+
+// statsDelta returns, between two readings, the time in command top and
+// the calls of every other command but INFO (those a script called).
+func statsDelta(before, after map[string][2]float64, top string) (usec, inner float64, topCalls float64) {
+	for cmd, a := range after {
+		p := before[cmd]
+		switch cmd {
+		case top:
+			usec, topCalls = a[1]-p[1], a[0]-p[0]
+		case "info":
 		default:
-			calls += d[0]
-			usec += d[1]
+			inner += a[0] - p[0]
 		}
 	}
-	b.ReportMetric(calls/n, "redis-calls/op")
-	b.ReportMetric(usec/n, "inner-us/op")
+	return usec, inner, topCalls
 }
 
 // commandStats returns INFO commandstats as command -> {calls, usec}.
