@@ -262,7 +262,7 @@ func translate(m *rueidis.RedisMessage) (any, error) {
 	return nil, fmt.Errorf("%w: rueidis: reply %s", locker.ErrUnexpectedReply, m.String())
 }
 
-// small translates a short array (every reply of the lock scripts: a
+// small translates a short array (most replies of the lock scripts: a
 // status and a fence or TTL) in one allocation, with boxed.Array.
 func small(elems []rueidis.RedisMessage) (any, error) {
 	a := boxed.NewArray(len(elems))

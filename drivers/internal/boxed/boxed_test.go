@@ -98,24 +98,23 @@ func TestInt(t *testing.T) {
 func TestArray(t *testing.T) {
 	var v any
 	n := testing.AllocsPerRun(100, func() {
-		a := NewArray(3)
-		a.SetInt(0, 1)
-		a.SetInt(1, 1764160000123456)
-		a.Set(2, "x")
+		a := NewArray(2)
+		a.SetInt(0, 1764160000123456)
+		a.Set(1, "x")
 		v = a.Value()
 	})
 	if n != 1 {
-		t.Errorf("an Array of 3 allocates %v times, want 1", n)
+		t.Errorf("an Array of 2 allocates %v times, want 1", n)
 	}
 	runtime.GC()
 	got, ok := v.([]any)
-	if !ok || len(got) != 3 || cap(got) != 3 || got[0] != any(int64(1)) || got[1] != any(int64(1764160000123456)) || got[2] != any("x") {
+	if !ok || len(got) != 2 || cap(got) != 2 || got[0] != any(int64(1764160000123456)) || got[1] != any("x") {
 		t.Fatalf("Array value = %#v", v)
 	}
-	if x, ok := got[1].(int64); !ok || x != 1764160000123456 {
-		t.Errorf("element 1 = %#v", got[1])
+	if x, ok := got[0].(int64); !ok || x != 1764160000123456 {
+		t.Errorf("element 0 = %#v", got[0])
 	}
-	if s := fmt.Sprint(v); s != "[1 1764160000123456 x]" {
+	if s := fmt.Sprint(v); s != "[1764160000123456 x]" {
 		t.Errorf("Sprint = %s", s)
 	}
 }

@@ -37,8 +37,10 @@ func refSlice(p *[]any) any {
 	return v
 }
 
-// ArrayMax is the longest reply array an Array holds.
-const ArrayMax = 4
+// ArrayMax is the longest reply array an Array holds: most of scriptlock's
+// scripts reply with two values (a status and a fence, TTL or count), and
+// an Array of two fits an 80-byte allocation.
+const ArrayMax = 2
 
 // Array builds a reply array of up to ArrayMax elements, the []any of the
 // Scripter vocabulary, in one allocation: the slice header, the elements,
