@@ -63,7 +63,19 @@
 // Every leaf also reports the server's cost per operation, read from INFO
 // before and after it: server-cpu-us/op (the server process's CPU time),
 // script-us/op (time in script calls, INFO commandstats) and scripts/op
-// (script calls; for op=contended, per grant).
+// (script calls; for op=contended, per grant); and the client's,
+// client-cpu-us/op (the benchmark process's CPU time over the timed part,
+// every goroutine's, where the platform tells it).
+//
+// [ScriptCost] (BenchmarkScriptCost) splits the server's side of an
+// uncontended lock-unlock by command: lock-us/call and unlock-us/call
+// (scriptlock's acquire and release scripts, the raw reference's SET NX PX
+// and compare-and-delete), cycle-us/op, and the redis.call()s of each.
+// [Paired] (BenchmarkPaired, in bench/peers) runs the uncontended
+// lock-unlock of scriptlock, raw and the driver's peer interleaved in one
+// process and reports their throughput ratios (xraw, xredislock,
+// xrueidislock) as medians over rounds, steady where the separate rows'
+// ns/op are not on a loaded machine.
 //
 // [BenchmarkOverNetwork] runs rows with their clients behind a
 // [DelayProxy] that adds a one-way delay ([OneWayDelay], 250 µs) in each

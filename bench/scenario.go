@@ -50,6 +50,11 @@ type run struct {
 	stats  *serverStats
 	cost   [2]cost
 	costOK [2]bool
+	// cpu is this process's CPU time at resetTimer and stopTimer (the
+	// client's cost: every goroutine of the benchmark process), cpuOK
+	// whether both were read.
+	cpu   [2]time.Duration
+	cpuOK [2]bool
 }
 
 // key returns the i-th key of scenario op under the target's prefix.
@@ -66,11 +71,13 @@ func (r *run) resetTimer() {
 	}
 	if r.b != nil {
 		r.b.ResetTimer()
+		r.cpu[0], r.cpuOK[0] = processCPU()
 	}
 }
 
 func (r *run) stopTimer() {
 	if r.b != nil {
+		r.cpu[1], r.cpuOK[1] = processCPU()
 		r.b.StopTimer()
 	}
 	if r.stats != nil {

@@ -58,7 +58,9 @@ func (t Target) Name() string {
 // Each leaf also reports the server's cost per operation, read from INFO
 // before and after it: server-cpu-us/op (the server process's CPU time),
 // script-us/op (time in script calls, from commandstats) and scripts/op
-// (script calls). Work a library does in the background (a clean-up, a
+// (script calls); and the client's: client-cpu-us/op (the benchmark
+// process's CPU time, every goroutine's, over the timed part, where the
+// platform tells it). Work a library does in the background (a clean-up, a
 // renewal) counts in the leaf it happens in.
 func Benchmark(b *testing.B, addr string, targets []Target) {
 	benchmark(b, addr, newServerStats(b, []string{addr}), targets, nil)
@@ -99,6 +101,9 @@ func benchmark(b *testing.B, addr string, stats *serverStats, targets []Target, 
 					}
 					if r.costOK[0] && r.costOK[1] {
 						stats.report(b, r.cost[0], r.cost[1])
+					}
+					if r.cpuOK[0] && r.cpuOK[1] && b.N > 0 {
+						b.ReportMetric(float64(r.cpu[1]-r.cpu[0])/float64(time.Microsecond)/float64(b.N), "client-cpu-us/op")
 					}
 				})
 			}

@@ -46,6 +46,7 @@ type Lease struct {
 	fence  int64
 	single bool      // a release also drops the owner's earlier holds
 	start  time.Time // when the granting call started
+	rel    [7]string // the acquire call's ARGV, then the release script's (rel[:4]), see releaseArgs
 
 	unlockMu sync.Mutex   // serializes Unlock and Downgrade
 	extends  atomic.Int64 // the last extend number sent
@@ -79,7 +80,12 @@ type grant struct {
 // starts its auto-refresh. A grant that arrives after Client.Close started
 // is released at once (bounded) and ErrClosed returned: nothing is held.
 func (c *Client) newLease(g grant, start time.Time, ttlMS int64, refresh bool) (*Lease, error) {
-	l := c.newPart(g, start, ttlMS)
+	return c.newLeaseIn(new(Lease), g, start, ttlMS, refresh)
+}
+
+// newLeaseIn is newLease into l (see initPart).
+func (c *Client) newLeaseIn(l *Lease, g grant, start time.Time, ttlMS int64, refresh bool) (*Lease, error) {
+	c.initPart(l, g, start, ttlMS)
 	l.refresh = refresh
 	if c.closed.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTry)
@@ -94,11 +100,19 @@ func (c *Client) newLease(g grant, start time.Time, ttlMS int64, refresh bool) (
 // newPart makes the lease of a grant without starting its auto-refresh or
 // checking Close: newLease does both, newMultiLease for all parts at once.
 func (c *Client) newPart(g grant, start time.Time, ttlMS int64) *Lease {
-	return &Lease{
+	return c.initPart(new(Lease), g, start, ttlMS)
+}
+
+// initPart is newPart into l, a lease allocated before the granting call
+// (whose arguments it may have carried in l.rel).
+func (c *Client) initPart(l *Lease, g grant, start time.Time, ttlMS int64) *Lease {
+	*l = Lease{
 		c: c, ops: g.ops, name: g.name, keys: g.keys, wake: g.wake,
 		owner: g.owner, hold: g.hold, fence: g.fence, single: g.single, start: start,
 		validUntil: c.validity(start, ttlMS), ttlMS: ttlMS,
 	}
+	l.rel = [7]string{l.owner, l.hold, l.singleArg(), l.wake}
+	return l
 }
 
 // Name returns the name of the lock this lease holds.
@@ -381,9 +395,11 @@ func (l *Lease) drop() {
 	}
 }
 
-// releaseArgs are the release script's ARGV.
+// releaseArgs are the release script's ARGV: owner, hold, singleArg,
+// wake. They are made once, with the lease (an Unlock then allocates no
+// argument list), and never modified: every release call shares them.
 func (l *Lease) releaseArgs() []string {
-	return []string{l.owner, l.hold, l.singleArg(), l.wake}
+	return l.rel[:4]
 }
 
 // singleArg is the scripts' flag for single: "1" drops the owner's earlier

@@ -54,6 +54,12 @@ import "context"
 //     and their drivers send such calls again (the suite does not provoke
 //     this; each driver's own test does).
 //   - Implementations are safe for concurrent use by multiple goroutines.
+//
+// In turn, the core never modifies the keys and args slices it passes, during
+// the call or after it: a driver may hand its client values that refer to
+// their elements instead of copies (the in-tree drivers for go-redis and
+// redigo do, to send a call without an allocation per argument), even for a
+// command its client still writes after the call returned.
 type Scripter interface {
 	// EvalSha runs the cached script with the given SHA-1.
 	EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error)

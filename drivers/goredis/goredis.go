@@ -70,17 +70,15 @@ func (s *Scripter) EvalSha(ctx context.Context, sha1 string, keys, args []string
 
 // command returns the argument list of EVAL or EVALSHA: name, script,
 // number of keys, keys, arguments. go-redis routes it by keys[0] (its
-// first key position for these commands is 3 when there are keys).
+// first key position for these commands is 3 when there are keys, which it
+// reads from the key count as text). The keys and arguments are not copied
+// (boxed.AppendRefs): the list allocates once, whatever their number, and
+// go-redis, its hooks included, sees them as strings.
 func command(name string, script any, keys, args []string) []any {
 	out := make([]any, 0, 3+len(keys)+len(args))
-	out = append(out, name, script, len(keys))
-	for _, k := range keys {
-		out = append(out, k)
-	}
-	for _, a := range args {
-		out = append(out, a)
-	}
-	return out
+	out = append(out, name, script, boxed.Int(len(keys)))
+	out = boxed.AppendRefs(out, keys)
+	return boxed.AppendRefs(out, args)
 }
 
 // Eval runs EVAL src with keys and args. Routing, blocking, replies and errors
@@ -156,11 +154,7 @@ func anyArgs(args []string) []any {
 	if len(args) == 0 {
 		return nil
 	}
-	out := make([]any, len(args))
-	for i, a := range args {
-		out[i] = a
-	}
-	return out
+	return boxed.AppendRefs(make([]any, 0, len(args)), args)
 }
 
 // reply translates a go-redis result into the Scripter vocabulary.
@@ -192,14 +186,10 @@ func noAuth(err error) error {
 // translate maps one reply value, as go-redis decodes RESP2 and RESP3, onto
 // nil, int64, string and []any. An error nested in an array is returned as
 // the call's error.
-func translate(v any) (any, error) {
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case int64:
-		return v, nil
-	case string:
-		return v, nil
+func translate(r any) (any, error) {
+	switch v := r.(type) {
+	case nil, int64, string: // returned as they are, not boxed again
+		return r, nil
 	case bool: // RESP3 boolean: Lua true is 1 and Lua false is nil, as in RESP2.
 		if v {
 			return int64(1), nil
@@ -213,7 +203,7 @@ func translate(v any) (any, error) {
 			}
 			v[i] = t
 		}
-		return v, nil
+		return r, nil
 	case map[any]any: // RESP3 map: flattened to key, value pairs as RESP2 sends them.
 		out := make([]any, 0, 2*len(v))
 		for k, e := range v {

@@ -58,14 +58,7 @@ func (s *Scripter) evalAck(ctx context.Context, cmd string, script any, keys, ar
 	if err := ctx.Err(); err != nil {
 		return nil, locker.Acked{}, err
 	}
-	cmdArgs := make([]any, 0, 2+len(keys)+len(args))
-	cmdArgs = append(cmdArgs, script, len(keys))
-	for _, k := range keys {
-		cmdArgs = append(cmdArgs, k)
-	}
-	for _, arg := range args {
-		cmdArgs = append(cmdArgs, arg)
-	}
+	cmdArgs := command(script, keys, args)
 	var (
 		res ackResult
 		err error

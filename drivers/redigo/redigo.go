@@ -111,19 +111,22 @@ func (s *Scripter) eval(ctx context.Context, cmd string, script any, keys, args 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cmdArgs := make([]any, 0, 2+len(keys)+len(args))
-	cmdArgs = append(cmdArgs, script, len(keys))
-	for _, k := range keys {
-		cmdArgs = append(cmdArgs, k)
-	}
-	for _, a := range args {
-		cmdArgs = append(cmdArgs, a)
-	}
-	v, err := s.b.do(ctx, keys, cmd, cmdArgs)
+	v, err := s.b.do(ctx, keys, cmd, command(script, keys, args))
 	if err != nil {
 		return nil, translateErr(err)
 	}
 	return translate(v)
+}
+
+// command returns the arguments of EVAL or EVALSHA after the command name:
+// script, number of keys, keys, arguments. The keys and arguments are not
+// copied (boxed.AppendRefs): the list allocates once, whatever their
+// number, and redigo sees them as strings.
+func command(script any, keys, args []string) []any {
+	out := make([]any, 0, 2+len(keys)+len(args))
+	out = append(out, script, len(keys))
+	out = boxed.AppendRefs(out, keys)
+	return boxed.AppendRefs(out, args)
 }
 
 // poolBackend serves a single server through a redigo Pool.
@@ -138,14 +141,21 @@ func (b poolBackend) do(ctx context.Context, _ []string, cmd string, args []any)
 	}
 	defer conn.Close()
 	v, err := redis.DoContext(conn, ctx, cmd, args...)
-	var re redis.Error
-	if errors.As(err, &re) && strings.HasPrefix(string(re), "ERR Protocol error") {
+	if err != nil && protocolError(err) {
 		// Redis closes a connection after a protocol error (such as an
 		// unauthenticated client's): read its end, so that the pool drops
 		// the connection instead of handing it to the next call.
 		_, _ = redis.ReceiveWithTimeout(conn, time.Second)
 	}
 	return v, err
+}
+
+// protocolError reports whether err is a server's "ERR Protocol error".
+// (Apart from the call, so that a call without an error does not allocate
+// the target of errors.As.)
+func protocolError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.HasPrefix(string(re), "ERR Protocol error")
 }
 
 func (b poolBackend) load(ctx context.Context, src string) (string, error) {
@@ -271,16 +281,12 @@ func translateErr(err error) error {
 
 // translate maps a redigo reply onto nil, int64, string and []any. An error
 // nested in an array is returned as the call's error.
-func translate(v any) (any, error) {
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case int64:
-		return v, nil
+func translate(r any) (any, error) {
+	switch v := r.(type) {
+	case nil, int64, string: // string: status replies; returned as they are, not boxed again
+		return r, nil
 	case []byte:
 		return string(v), nil
-	case string: // status replies
-		return v, nil
 	case []any: // redigo made it for this call alone: translated in place
 		for i, e := range v {
 			t, err := translate(e)
@@ -289,7 +295,7 @@ func translate(v any) (any, error) {
 			}
 			v[i] = t
 		}
-		return v, nil
+		return r, nil
 	case redis.Error:
 		return nil, v
 	default:
@@ -326,15 +332,7 @@ func (s *Scripter) EvalShaBatch(ctx context.Context, calls []locker.ScriptCall) 
 	}
 	defer conn.Close()
 	for _, c := range calls {
-		args := make([]any, 0, 2+len(c.Keys)+len(c.Args))
-		args = append(args, s.shas.Box(c.SHA1), len(c.Keys))
-		for _, k := range c.Keys {
-			args = append(args, k)
-		}
-		for _, a := range c.Args {
-			args = append(args, a)
-		}
-		if err := conn.Send("EVALSHA", args...); err != nil {
+		if err := conn.Send("EVALSHA", command(s.shas.Box(c.SHA1), c.Keys, c.Args)...); err != nil {
 			return fail(0, err) // a full buffer may have been written: all unknown
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/scriptlock/scriptlock/drivers/internal/boxed"
 	"github.com/scriptlock/scriptlock/drivers/internal/scriptload"
 	"github.com/scriptlock/scriptlock/locker"
 )
@@ -222,6 +223,9 @@ func translate(m *rueidis.RedisMessage) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(elems) <= boxed.ArrayMax {
+			return small(elems)
+		}
 		out := make([]any, len(elems))
 		for i := range elems {
 			if out[i], err = translate(&elems[i]); err != nil {
@@ -256,6 +260,28 @@ func translate(m *rueidis.RedisMessage) (any, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: rueidis: reply %s", locker.ErrUnexpectedReply, m.String())
+}
+
+// small translates a short array (most replies of the lock scripts: a
+// status and a fence or TTL) in one allocation, with boxed.Array.
+func small(elems []rueidis.RedisMessage) (any, error) {
+	a := boxed.NewArray(len(elems))
+	for i := range elems {
+		if elems[i].IsInt64() {
+			n, err := elems[i].ToInt64()
+			if err != nil {
+				return nil, err
+			}
+			a.SetInt(i, n)
+			continue
+		}
+		v, err := translate(&elems[i])
+		if err != nil {
+			return nil, err
+		}
+		a.Set(i, v)
+	}
+	return a.Value(), nil
 }
 
 // EvalShaBatch runs calls as EvalSha would, with one DoMulti (rueidis
