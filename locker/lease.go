@@ -46,7 +46,7 @@ type Lease struct {
 	fence  int64
 	single bool      // a release also drops the owner's earlier holds
 	start  time.Time // when the granting call started
-	rel    [7]string // the acquire call's ARGV, then the release script's (rel[:4]), see releaseArgs
+	rel    [4]string // the release script's ARGV, made once (see releaseArgs)
 
 	unlockMu sync.Mutex   // serializes Unlock and Downgrade
 	extends  atomic.Int64 // the last extend number sent
@@ -80,12 +80,7 @@ type grant struct {
 // starts its auto-refresh. A grant that arrives after Client.Close started
 // is released at once (bounded) and ErrClosed returned: nothing is held.
 func (c *Client) newLease(g grant, start time.Time, ttlMS int64, refresh bool) (*Lease, error) {
-	return c.newLeaseIn(new(Lease), g, start, ttlMS, refresh)
-}
-
-// newLeaseIn is newLease into l (see initPart).
-func (c *Client) newLeaseIn(l *Lease, g grant, start time.Time, ttlMS int64, refresh bool) (*Lease, error) {
-	c.initPart(l, g, start, ttlMS)
+	l := c.newPart(g, start, ttlMS)
 	l.refresh = refresh
 	if c.closed.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTry)
@@ -100,18 +95,12 @@ func (c *Client) newLeaseIn(l *Lease, g grant, start time.Time, ttlMS int64, ref
 // newPart makes the lease of a grant without starting its auto-refresh or
 // checking Close: newLease does both, newMultiLease for all parts at once.
 func (c *Client) newPart(g grant, start time.Time, ttlMS int64) *Lease {
-	return c.initPart(new(Lease), g, start, ttlMS)
-}
-
-// initPart is newPart into l, a lease allocated before the granting call
-// (whose arguments it may have carried in l.rel).
-func (c *Client) initPart(l *Lease, g grant, start time.Time, ttlMS int64) *Lease {
-	*l = Lease{
+	l := &Lease{
 		c: c, ops: g.ops, name: g.name, keys: g.keys, wake: g.wake,
 		owner: g.owner, hold: g.hold, fence: g.fence, single: g.single, start: start,
 		validUntil: c.validity(start, ttlMS), ttlMS: ttlMS,
 	}
-	l.rel = [7]string{l.owner, l.hold, l.singleArg(), l.wake}
+	l.rel = [4]string{l.owner, l.hold, l.singleArg(), l.wake}
 	return l
 }
 
