@@ -17,10 +17,19 @@ var (
 )
 
 // semOps act on semaphore leases.
-var semOps = &leaseOps{release: scriptSemRelease, extend: scriptSemExtend, pttl: scriptSemPTTL, keys: 3, wake: true}
+var semOps = &leaseOps{release: scriptSemRelease, extend: scriptSemExtend, pttl: scriptSemPTTL, keys: 2, wake: true}
 
 // MaxPermits is the largest permit limit of a Semaphore.
 const MaxPermits = 1 << 30
+
+// SemStarvation is how long the oldest waiting Acquire of a Semaphore
+// without FIFO may be overtaken by callers that barge in (take permits
+// freed while it waited): once it has waited that long (server time), the
+// permits it asks for are kept for it, and no other caller is granted
+// permits it would need. So no Acquire waits longer than SemStarvation
+// plus the time for the permits it asks to be freed while others wait
+// ahead of it. It is fixed in the scripts (sem_prelude.lua).
+const SemStarvation = 10 * time.Millisecond
 
 // SemaphoreOptions configures one Semaphore. A nil *SemaphoreOptions, and
 // every zero field, means the default written at the end of the field's
@@ -31,9 +40,11 @@ type SemaphoreOptions struct {
 	// overtaken by later requests for few), and a release wakes only the
 	// head, on its own channel, when its permits are free. TryAcquire is
 	// refused while anyone is queued. Every client of one semaphore must
-	// agree on FIFO. Default false: any waiter that fits may take freed
-	// permits, and a release wakes the waiting Acquires of every Client
-	// once.
+	// agree on FIFO. Default false: any caller that fits may take free
+	// permits (barging), except those kept for the oldest waiter once it
+	// has waited SemStarvation; a release wakes, oldest first, as many
+	// waiting Acquires as its freed permits fit (one wake-up per permit,
+	// each on the waiter's own channel), never all of them.
 	FIFO bool
 
 	// AutoRefresh keeps every lease alive until Unlock, as
@@ -50,10 +61,22 @@ type SemaphoreOptions struct {
 // Context and auto-refresh. A Semaphore is safe for concurrent use.
 //
 // The semaphore lives in the hash "<prefix>{<name>}:sem" with the sorted
-// sets "<prefix>{<name>}:semz" (the holds', abandoned calls' and waiters'
-// expiries) and "<prefix>{<name>}:semq" (the FIFO queue), all in one
-// Cluster slot. No call scans the holders: a call costs O(log H) with H
-// holders, plus the expired entries it deletes (each once).
+// set "<prefix>{<name>}:semz" (the holds', abandoned calls' and waiters'
+// expiries, and the waiters in arrival order), both in one Cluster slot.
+// No call scans the holders: a call costs O(log H) with H holders, plus
+// the expired entries it deletes (each once). An uncontended TryAcquire
+// or Acquire and its Unlock touch the hash and one member of the sorted
+// set only.
+//
+// Every waiting Acquire is listed, with the permits it asks for, and
+// woken on a channel of its own: a release (or an expiry, or a raised
+// limit) wakes, oldest first, the waiters whose permits fit in those free
+// and not yet promised to a woken waiter. A woken waiter that tries (and
+// does not fit, say because a barging caller took the permits), gives up
+// or crashes hands its wake-up on to the next one that fits, at the next
+// call on the semaphore; every waiter also retries on its own at least
+// every third of its entry's lifetime (the TTL, within [200 ms, 5 s]) and
+// when the next hold expires.
 //
 // Every client of one name should pass the same permits to NewSemaphore:
 // each acquire is checked against its caller's limit, unless SetPermits
@@ -66,7 +89,7 @@ type Semaphore struct {
 	queueMS int64
 	fifo    bool
 	refresh bool
-	keys    []string // the hash, the expiries and the queue
+	keys    []string // the hash and the expiries
 	wake    string   // the wake channel
 }
 
@@ -90,7 +113,7 @@ func (c *Client) NewSemaphore(name string, permits int, ttl time.Duration, opts 
 	k := c.Key(name)
 	return &Semaphore{
 		c: c, name: name, permits: permits, ttlMS: ms, queueMS: queueTTL(ms), fifo: o.FIFO, refresh: o.AutoRefresh,
-		keys: []string{k + ":sem", k + ":semz", k + ":semq"}, wake: k + ":wake",
+		keys: []string{k + ":sem", k + ":semz"}, wake: k + ":wake",
 	}, nil
 }
 
@@ -119,7 +142,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 		return nil, notObtained(s.name, err) // no call to abandon
 	}
 	start := time.Now()
-	l, _, err := s.try(ctx, n, "", false)
+	l, _, err := s.try(ctx, n, "")
 	s.c.acquired(ctx, s.name, "semaphore", start, 1, l, err)
 	return l, err
 }
@@ -142,22 +165,18 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.validN(n); err != nil {
 		return nil, err
 	}
-	var (
-		waiter string
-		own    []string // a FIFO waiter's channel: a release that frees its permits wakes it there
-	)
-	if s.fifo {
-		waiter = newToken()
-		own = []string{s.wake + ":" + waiter}
-	}
+	// The waiter's own channel: a release whose freed permits fit wakes
+	// it there (the shared wake channel carries no semaphore wake-ups).
+	waiter := newToken()
+	own := []string{s.wake + ":" + waiter}
 	start, tries := time.Now(), 0
 	l, err := s.c.wait(ctx, s.name, false, own, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
-		return s.try(ctx, n, waiter, true)
+		return s.try(ctx, n, waiter)
 	})
 	s.c.acquired(ctx, s.name, "semaphore", start, tries, l, err)
-	if err != nil && s.fifo && tries > 0 {
-		s.cancel("", "", "0", waiter)
+	if err != nil && tries > 0 {
+		s.cancel("", "", "0", waiter) // leave the waiters, handing on a wake-up
 	}
 	return l, err
 }
@@ -259,23 +278,21 @@ func (s *Semaphore) validN(n int) error {
 }
 
 // try runs the acquire script once, as a call with a fresh id that names
-// the hold it grants (and is its owner token). waiter queues a FIFO
-// Acquire; wait marks a refusal as waited for. When refused it returns
+// the hold it grants (and is its owner token). waiter ('' for TryAcquire)
+// lists an Acquire among the waiters when refused. When refused it returns
 // ErrNotObtained and the time to wait at most before retrying. When the
 // call's outcome is unknown it is abandoned in the background.
-func (s *Semaphore) try(ctx context.Context, n int, waiter string, wait bool) (*Lease, time.Duration, error) {
+func (s *Semaphore) try(ctx context.Context, n int, waiter string) (*Lease, time.Duration, error) {
 	id := newToken()
-	var qttl, waited, fifo string
-	if waiter != "" {
-		qttl = strconv.FormatInt(s.queueMS, 10)
+	args := append(make([]string, 0, 8), id, strconv.FormatInt(s.ttlMS, 10), strconv.Itoa(n), strconv.Itoa(s.permits), s.wake)
+	switch {
+	case waiter != "" && s.fifo:
+		args = append(args, waiter, strconv.FormatInt(s.queueMS, 10), "1")
+	case waiter != "":
+		args = append(args, waiter, strconv.FormatInt(s.queueMS, 10))
+	case s.fifo:
+		args = append(args, "", "", "1")
 	}
-	if wait && !s.fifo {
-		waited = "1"
-	}
-	if s.fifo {
-		fifo = "1"
-	}
-	args := []string{id, id, strconv.FormatInt(s.ttlMS, 10), strconv.Itoa(n), strconv.Itoa(s.permits), waiter, qttl, s.wake, waited, fifo}
 	start := time.Now()
 	r, err := s.c.run(ctx, scriptSemAcquire, s.keys, args)
 	var v [2]int64

@@ -254,7 +254,7 @@ func TestSemaphoreRedisFIFO(t *testing.T) {
 	for k := range e.hash(c.Key("f") + ":sem") {
 		assert.False(t, strings.HasPrefix(k, "h:") || strings.HasPrefix(k, "q:"), "field %q left: nothing may be queued or held", k)
 	}
-	q, err := e.rdb.ZRangeArgs(e.ctx, redis.ZRangeArgs{Key: c.Key("f") + ":semq", Start: "(0", Stop: "+inf", ByScore: true}).Result()
+	q, err := e.rdb.ZRangeArgs(e.ctx, redis.ZRangeArgs{Key: c.Key("f") + ":semz", Start: "-inf", Stop: "(0", ByScore: true}).Result()
 	require.NoError(t, err)
 	assert.Empty(t, q, "nobody queued")
 }

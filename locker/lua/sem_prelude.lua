@@ -1,37 +1,57 @@
--- sem_prelude.lua: the shared start of every sem_*.lua script, inserted
+-- sem_prelude.lua: the shared part of every sem_*.lua script, inserted
 -- where a script says "-- @include sem_prelude.lua" (script.go does it when
--- it embeds the scripts; the SHA is that of the assembled source).
+-- it embeds the scripts; the SHA is that of the assembled source). The
+-- acquire and release scripts take their uncontended fast path before it,
+-- so it runs only on their contended path.
 --
 -- KEYS[1]  semaphore hash  <prefix>{<name>}:sem
 -- KEYS[2]  expiries        <prefix>{<name>}:semz (a sorted set)
--- KEYS[3]  FIFO queue      <prefix>{<name>}:semq (a sorted set)
 --
 -- Reply: none of its own; it defines now (server time in ms), micros
 -- (server time in µs), fence (the last grant's), held (permits held),
 -- limit (the permit limit SetPermits stored, else the last one an acquire
 -- passed), kept (a limit is stored: the keys do not expire), freed and
--- moved (flags: permits were freed, the queue's head
--- may have changed), and the helpers hold, putHold, dropHold, head and
--- finish.
+-- moved (flags: permits were freed, the waiters changed), and the helpers
+-- hold, putHold, dropHold, waiters, entry, enter, leave and finish.
 --
 -- Hash fields: 'f' the last grant's fence; 'p' the permits of the holds
 -- stored; 'n' the limit set by SetPermits (for every client, until
--- cleared); 'm' the limit the last acquire passed; 'w' a refused Acquire
--- waits (a release publishes once for it); 'h:<id>' a hold, "<expiry
--- ms>:<permits>:<extend n>:<fence>:<owner>"; 'x:<id>' an abandoned acquire
--- call (an acquire or a SetPermits), refused until its expiry;
--- 'q:<waiter>' a FIFO waiter's entry, "<expiry ms>:<permits>"; 'u' the
--- undo record of the last SetPermits that changed 'n', "<call id>:<the
--- limit before, or ''>" (see sem_permits.lua). Every 'h:', 'x:' and 'q:'
--- field, and 'u', is scored by its expiry in KEYS[2], and every waiter by its arrival (server µs) in
--- KEYS[3]; both sets also hold the member '' scored 0, so they exist as
--- long as the hash (a slot being migrated answers a script whose keys are
--- partly missing with TRYAGAIN). Expired fields are found by score and
--- deleted once: no call scans the holders.
+-- cleared); 'm' the limit the last acquire passed; 'h:<id>' a hold,
+-- "<expiry ms>:<permits>:<extend n>:<fence>" (its owner token is <id>, the
+-- call id that granted it); 'x:<id>' an abandoned acquire call (an acquire
+-- or a SetPermits), refused until its expiry; 'q:<waiter>' a waiting
+-- Acquire's entry, "<expiry ms>:<permits>:<woken>[:f]" (woken 1: a
+-- release woke it for permits that fit, and it has not tried since; ':f'
+-- a FIFO semaphore's waiter); 'u' the undo
+-- record of the last SetPermits that changed 'n', "<call id>:<the limit
+-- before, or ''>" (see sem_permits.lua).
+--
+-- The sorted set scores every 'h:', 'x:' and 'q:' field, and 'u', by its
+-- expiry (server ms, positive), and every waiter 'a:<waiter>' by its
+-- arrival (server µs minus 1e16: negative, so the waiters come first, in
+-- arrival order, and never among the expiries); it holds the member ''
+-- scored 0 while a stored limit keeps the hash with nothing else to score.
+-- So the sorted set exists exactly as long as the hash (a slot being
+-- migrated answers a script whose keys are partly missing with TRYAGAIN).
+-- Expired fields are found by score and deleted once: no call scans the
+-- holders.
+--
+-- Waking: every waiting Acquire has its own channel "<wake>:<waiter>". A
+-- call that frees permits or changes the waiters wakes, oldest first, the
+-- waiters whose permits fit in those free and not already promised to a
+-- woken waiter: one wake-up per freed permit, never a herd. A woken waiter
+-- that tries (granted or not), leaves, or expires (crashed) gives its
+-- promise back, and the call that sees it wakes the next waiter that fits:
+-- the wake-up is handed on, never lost. FIFO wakes only the oldest waiter.
+-- Starvation: once the oldest waiter has waited STARVE µs, no other caller
+-- may take the permits it needs (they are kept for it), so a waiter is
+-- overtaken by barging acquirers for at most that long.
+local STARVE = 10000
+local ARRIVAL = 1e16
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local H, Z, Q = KEYS[1], KEYS[2], KEYS[3]
+local H, Z = KEYS[1], KEYS[2]
 local freed, moved = false, false
 
 -- Purge what has expired, a bounded batch at a time.
@@ -40,19 +60,19 @@ while true do
   if #gone == 0 then
     break
   end
-  local vals, n, qs = redis.call('HMGET', H, unpack(gone)), 0, {}
+  local vals, n, as = redis.call('HMGET', H, unpack(gone)), 0, {}
   for j, k in ipairs(gone) do
     local kind = string.sub(k, 1, 2)
     if kind == 'h:' and vals[j] then
       n = n + (tonumber(string.match(vals[j], '^%d+:(%d+):')) or 0)
     elseif kind == 'q:' then
-      qs[#qs + 1] = string.sub(k, 3)
+      as[#as + 1] = 'a:' .. string.sub(k, 3)
     end
   end
   redis.call('HDEL', H, unpack(gone))
   redis.call('ZREM', Z, unpack(gone))
-  if #qs > 0 then
-    redis.call('ZREM', Q, unpack(qs))
+  if #as > 0 then
+    redis.call('ZREM', Z, unpack(as))
     moved = true
   end
   if n > 0 then
@@ -60,26 +80,26 @@ while true do
     freed = true
   end
 end
-local st = redis.call('HMGET', H, 'f', 'p', 'n', 'm', 'w')
+local st = redis.call('HMGET', H, 'f', 'p', 'n', 'm')
 local fence, held = tonumber(st[1]), tonumber(st[2]) or 0
 local limit = tonumber(st[3]) or tonumber(st[4])
 local kept = st[3] ~= false -- a limit stored by SetPermits: the keys do not expire
 
 -- hold returns the live hold stored as field k, {expiry, permits, extend
--- n, fence, owner}, or nil.
+-- n, fence}, or nil.
 local function hold(k)
-  local exp, p, n, f, owner = string.match(redis.call('HGET', H, k) or '', '^(%d+):(%d+):(%d+):(%d+):(.*)$')
+  local exp, p, n, f = string.match(redis.call('HGET', H, k) or '', '^(%d+):(%d+):(%d+):(%d+)')
   exp = tonumber(exp)
   local h
   if exp and exp > now then
-    h = {exp, tonumber(p), tonumber(n), tonumber(f), owner}
+    h = {exp, tonumber(p), tonumber(n), tonumber(f)}
   end
   return h
 end
 
 -- putHold stores hold h as field k.
 local function putHold(k, h)
-  redis.call('HSET', H, k, string.format('%d:%d:%d:%d:', h[1], h[2], h[3], h[4]) .. h[5])
+  redis.call('HSET', H, k, string.format('%d:%d:%d:%d', h[1], h[2], h[3], h[4]))
   redis.call('ZADD', Z, h[1], k)
 end
 
@@ -92,15 +112,54 @@ local function dropHold(k, h)
   freed = true
 end
 
--- head returns the first live FIFO waiter's id and the permits it asks
--- for, or '' and 0 when nobody is queued.
-local function head()
-  local ids = redis.call('ZRANGEBYSCORE', Q, '(0', '+inf', 'LIMIT', 0, 1)
-  if #ids == 0 then
-    return '', 0
+-- waiters returns up to max of the oldest waiters, each {id, permits,
+-- woken, arrival µs, fifo}. Only they are ever woken: a woken waiter stays
+-- among them until it tries, leaves or expires (later waiters arrive
+-- behind it).
+local function waiters(max)
+  local ids = redis.call('ZRANGEBYSCORE', Z, '-inf', '(0', 'WITHSCORES', 'LIMIT', 0, max)
+  local out, fields = {}, {}
+  for i = 1, #ids, 2 do
+    fields[#fields + 1] = 'q:' .. string.sub(ids[i], 3)
   end
-  local v = redis.call('HGET', H, 'q:' .. ids[1]) or ''
-  return ids[1], tonumber(string.match(v, '^%d+:(%d+)$')) or 1
+  if #fields == 0 then
+    return out
+  end
+  local vals = redis.call('HMGET', H, unpack(fields))
+  for j, v in ipairs(vals) do
+    if v then
+      local exp, p, w, f = string.match(v, '^(%d+):(%d+):(%d)(.*)$')
+      out[#out + 1] = {string.sub(fields[j], 3), tonumber(p) or 1, w == '1', tonumber(ids[2 * j]) + ARRIVAL, f == ':f', exp}
+    end
+  end
+  return out
+end
+
+-- entry formats a waiter's entry: its expiry, the permits it asks, woken,
+-- and fifo (a FIFO semaphore's waiter: only the oldest is woken).
+local function entry(exp, n, woken, fifo)
+  return string.format('%d:%d:%d', exp, n, woken and 1 or 0) .. (fifo and ':f' or '')
+end
+
+-- enter adds (or refreshes) waiter id, asking n permits, for qttl ms; a
+-- waiter keeps its arrival. A woken waiter that tries again gives its
+-- wake-up back (the call hands it on).
+local function enter(id, n, qttl, fifo)
+  redis.call('ZADD', Z, 'NX', string.format('%d', micros - ARRIVAL), 'a:' .. id)
+  local old = redis.call('HGET', H, 'q:' .. id)
+  if old and string.match(old, '^%d+:%d+:1') then
+    moved = true
+  end
+  redis.call('HSET', H, 'q:' .. id, entry(now + qttl, n, false, fifo))
+  redis.call('ZADD', Z, now + qttl, 'q:' .. id)
+end
+
+-- leave removes waiter id, if it waits.
+local function leave(id)
+  if redis.call('HDEL', H, 'q:' .. id) == 1 then
+    redis.call('ZREM', Z, 'q:' .. id, 'a:' .. id)
+    moved = true
+  end
 end
 
 -- publish sends a wake-up on channel ch (SPUBLISH; PUBLISH on a server
@@ -112,41 +171,69 @@ local function publish(ch)
   end
 end
 
--- finish wakes who can use what this call freed (the FIFO queue's head on
--- its own channel "<wake>:<waiter>" when its permits are free, else, once,
--- the Acquires waiting on wake when one marked 'w'), then sets the keys to
--- expire with their latest field (no expiry while SetPermits' limit is
--- stored), or deletes them when nothing is left.
+-- wakeFit wakes the waiters that can use the free permits (see the top of
+-- this file); a FIFO semaphore's only the oldest.
+local function wakeFit(wake)
+  if not limit then
+    return
+  end
+  local ws = waiters(16)
+  if #ws == 0 then
+    return
+  end
+  if ws[1][5] then
+    ws = {ws[1]}
+  end
+  local budget = limit - held
+  for _, w in ipairs(ws) do
+    if w[3] then
+      budget = budget - w[2] -- promised to a woken waiter
+    end
+  end
+  local first = ws[1]
+  if not first[3] and micros - first[4] >= STARVE and first[2] > budget then
+    return -- the permits are kept for the starving oldest waiter
+  end
+  for _, w in ipairs(ws) do
+    if budget <= 0 then
+      return
+    end
+    if not w[3] and w[2] <= budget then
+      local id = w[1]
+      budget = budget - w[2]
+      redis.call('HSET', H, 'q:' .. id, entry(tonumber(w[6]), w[2], true, w[5]))
+      publish(wake .. ':' .. id)
+    end
+  end
+end
+
+-- finish wakes who can use what this call freed (wakeFit), then sets the keys to expire with their latest
+-- field (no expiry while SetPermits' limit is stored), or deletes them
+-- when nothing is left.
 local function finish(wake)
   if freed or moved then
-    local id, want = head()
-    if id ~= '' then
-      if limit and limit - held >= want then
-        publish(wake .. ':' .. id)
-      end
-    elseif redis.call('HDEL', H, 'w') == 1 then
-      publish(wake)
-    end
+    wakeFit(wake)
   end
   local top = redis.call('ZREVRANGE', Z, 0, 0, 'WITHSCORES')
   local last = tonumber(top[2]) or 0
-  if last == 0 then
-    redis.call('DEL', Z, Q)
+  if last <= 0 then
     if kept then
-      redis.call('HDEL', H, 'p', 'w')
+      if top[1] ~= '' then
+        redis.call('DEL', Z)
+        redis.call('ZADD', Z, 0, '')
+      end
+      redis.call('HDEL', H, 'p')
       redis.call('PERSIST', H)
     else
-      redis.call('DEL', H)
+      redis.call('DEL', H, Z)
     end
     return
   end
-  redis.call('ZADD', Z, 0, '')
-  redis.call('ZADD', Q, 0, '')
-  for _, k in ipairs({H, Z, Q}) do
-    if kept then
-      redis.call('PERSIST', k)
-    else
-      redis.call('PEXPIRE', k, last - now)
-    end
+  if kept then
+    redis.call('PERSIST', H)
+    redis.call('PERSIST', Z)
+  else
+    redis.call('PEXPIRE', H, last - now)
+    redis.call('PEXPIRE', Z, last - now)
   end
 end
