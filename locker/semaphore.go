@@ -2,8 +2,10 @@ package locker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -89,8 +91,9 @@ type Semaphore struct {
 	queueMS int64
 	fifo    bool
 	refresh bool
-	keys    []string // the hash and the expiries
-	wake    string   // the wake channel
+	keys    []string     // the hash and the expiries
+	wake    string       // the wake channel
+	waiting atomic.Int32 // Acquires of this Semaphore refused at least once and not yet returned
 }
 
 // NewSemaphore returns the semaphore called name with permits permits,
@@ -168,14 +171,53 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	// The waiter's own channel: a release whose freed permits fit wakes
 	// it there (the shared wake channel carries no semaphore wake-ups).
 	waiter := newToken()
-	own := []string{s.wake + ":" + waiter}
-	start, tries := time.Now(), 0
-	l, err := s.c.wait(ctx, s.name, false, own, func(ctx context.Context) (*Lease, time.Duration, error) {
-		tries++
-		return s.try(ctx, n, waiter)
+	own := s.wake + ":" + waiter
+	// While other Acquires of this Semaphore wait, the first try will
+	// likely be refused: subscribe to the own channel before it, so that
+	// no wake-up sent after the try listed this waiter can be lost, and
+	// the retry wait makes right after it subscribes needs no call unless
+	// a wake-up came (see early).
+	var early <-chan struct{}
+	if s.waiting.Load() > 0 {
+		var leave func(bool)
+		early, leave = s.c.joinWake(ctx, own, false)
+		defer leave(false)
+	}
+	start, calls, waiting, refused := time.Now(), 0, false, false
+	var pttl time.Duration
+	l, err := s.c.wait(ctx, s.name, false, []string{own}, func(ctx context.Context) (*Lease, time.Duration, error) {
+		if early != nil {
+			select {
+			case <-early:
+			default:
+				if refused {
+					// wait's retry after its first refusal: nothing was
+					// lost, since the waiter has been subscribed since
+					// before it was listed, and no wake-up came.
+					refused = false
+					return nil, pttl, fmt.Errorf("%w: %q", ErrNotObtained, s.name)
+				}
+			}
+		}
+		calls++
+		l, wait, err := s.try(ctx, n, waiter)
+		if errors.Is(err, ErrNotObtained) {
+			if calls == 1 {
+				refused = true
+			}
+			pttl = wait
+			if !waiting {
+				waiting = true
+				s.waiting.Add(1)
+			}
+		}
+		return l, wait, err
 	})
-	s.c.acquired(ctx, s.name, "semaphore", start, tries, l, err)
-	if err != nil && tries > 0 {
+	if waiting {
+		s.waiting.Add(-1)
+	}
+	s.c.acquired(ctx, s.name, "semaphore", start, calls, l, err)
+	if err != nil && calls > 0 {
 		s.cancel("", "", "0", waiter) // leave the waiters, handing on a wake-up
 	}
 	return l, err
@@ -278,7 +320,7 @@ func (s *Semaphore) validN(n int) error {
 }
 
 // try runs the acquire script once, as a call with a fresh id that names
-// the hold it grants (and is its owner token). waiter ('' for TryAcquire)
+// the hold it grants (and is its owner token). waiter (” for TryAcquire)
 // lists an Acquire among the waiters when refused. When refused it returns
 // ErrNotObtained and the time to wait at most before retrying. When the
 // call's outcome is unknown it is abandoned in the background.

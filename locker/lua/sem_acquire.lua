@@ -76,11 +76,11 @@ end
 local blocked = held + n > lim
 if not blocked then
   -- the oldest waiter goes first in FIFO, and once it starves
-  local first = waiters(1)[1]
+  local first = waiters(0, 1)[1]
   if first and first[1] ~= waiter then
     if fifo then
       blocked = true
-    elseif micros - first[4] >= STARVE then
+    elseif now - first[4] >= STARVE then
       blocked = held + n + first[2] > lim
     end
   end

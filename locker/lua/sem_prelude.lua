@@ -11,18 +11,20 @@
 -- (server time in µs), fence (the last grant's), held (permits held),
 -- limit (the permit limit SetPermits stored, else the last one an acquire
 -- passed), kept (a limit is stored: the keys do not expire), freed and
--- moved (flags: permits were freed, the waiters changed), and the helpers
--- hold, putHold, dropHold, waiters, entry, enter, leave and finish.
+-- moved (flags: permits were freed, the waiters changed), promised (the
+-- permits promised to woken waiters), and the helpers hold, putHold,
+-- dropHold, waiters, entry, unpromise, enter, leave and finish.
 --
 -- Hash fields: 'f' the last grant's fence; 'p' the permits of the holds
 -- stored; 'n' the limit set by SetPermits (for every client, until
--- cleared); 'm' the limit the last acquire passed; 'h:<id>' a hold,
+-- cleared); 'm' the limit the last acquire passed; 'k' the permits
+-- promised to woken waiters (absent when none); 'h:<id>' a hold,
 -- "<expiry ms>:<permits>:<extend n>:<fence>" (its owner token is <id>, the
 -- call id that granted it); 'x:<id>' an abandoned acquire call (an acquire
 -- or a SetPermits), refused until its expiry; 'q:<waiter>' a waiting
--- Acquire's entry, "<expiry ms>:<permits>:<woken>[:f]" (woken 1: a
--- release woke it for permits that fit, and it has not tried since; ':f'
--- a FIFO semaphore's waiter); 'u' the undo
+-- Acquire's entry, "<expiry ms>:<permits>:<woken>:<arrival ms>[:f]"
+-- (woken 1: a release woke it for permits that fit, and it has not tried
+-- since; ':f' a FIFO semaphore's waiter); 'u' the undo
 -- record of the last SetPermits that changed 'n', "<call id>:<the limit
 -- before, or ''>" (see sem_permits.lua).
 --
@@ -43,16 +45,17 @@
 -- that tries (granted or not), leaves, or expires (crashed) gives its
 -- promise back, and the call that sees it wakes the next waiter that fits:
 -- the wake-up is handed on, never lost. FIFO wakes only the oldest waiter.
--- Starvation: once the oldest waiter has waited STARVE µs, no other caller
+-- Starvation: once the oldest waiter has waited STARVE ms, no other caller
 -- may take the permits it needs (they are kept for it), so a waiter is
 -- overtaken by barging acquirers for at most that long.
-local STARVE = 10000
+local STARVE = 10
 local ARRIVAL = 1e16
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local H, Z = KEYS[1], KEYS[2]
 local freed, moved = false, false
+local gave = 0 -- permits promised to woken waiters that expired (crashed)
 
 -- Purge what has expired, a bounded batch at a time.
 while true do
@@ -67,6 +70,7 @@ while true do
       n = n + (tonumber(string.match(vals[j], '^%d+:(%d+):')) or 0)
     elseif kind == 'q:' then
       as[#as + 1] = 'a:' .. string.sub(k, 3)
+      gave = gave + (tonumber(string.match(vals[j] or '', '^%d+:(%d+):1')) or 0)
     end
   end
   redis.call('HDEL', H, unpack(gone))
@@ -80,8 +84,10 @@ while true do
     freed = true
   end
 end
-local st = redis.call('HMGET', H, 'f', 'p', 'n', 'm')
+local st = redis.call('HMGET', H, 'f', 'p', 'n', 'm', 'k')
 local fence, held = tonumber(st[1]), tonumber(st[2]) or 0
+local promised = math.max(0, (tonumber(st[5]) or 0) - gave)
+local promised0 = tonumber(st[5]) or 0
 local limit = tonumber(st[3]) or tonumber(st[4])
 local kept = st[3] ~= false -- a limit stored by SetPermits: the keys do not expire
 
@@ -112,51 +118,66 @@ local function dropHold(k, h)
   freed = true
 end
 
--- waiters returns up to max of the oldest waiters, each {id, permits,
--- woken, arrival µs, fifo}. Only they are ever woken: a woken waiter stays
--- among them until it tries, leaves or expires (later waiters arrive
--- behind it).
-local function waiters(max)
-  local ids = redis.call('ZRANGEBYSCORE', Z, '-inf', '(0', 'WITHSCORES', 'LIMIT', 0, max)
-  local out, fields = {}, {}
-  for i = 1, #ids, 2 do
-    fields[#fields + 1] = 'q:' .. string.sub(ids[i], 3)
-  end
-  if #fields == 0 then
+-- waiters returns up to max waiters from the off-th oldest on, each {id,
+-- permits, woken, arrival ms, fifo, expiry ms}.
+local function waiters(off, max)
+  local ids = redis.call('ZRANGEBYSCORE', Z, '-inf', '(0', 'LIMIT', off, max)
+  local out = {}
+  if #ids == 0 then
     return out
   end
-  local vals = redis.call('HMGET', H, unpack(fields))
+  for i, a in ipairs(ids) do
+    ids[i] = 'q:' .. string.sub(a, 3)
+  end
+  local vals = redis.call('HMGET', H, unpack(ids))
   for j, v in ipairs(vals) do
     if v then
-      local exp, p, w, f = string.match(v, '^(%d+):(%d+):(%d)(.*)$')
-      out[#out + 1] = {string.sub(fields[j], 3), tonumber(p) or 1, w == '1', tonumber(ids[2 * j]) + ARRIVAL, f == ':f', exp}
+      local exp, p, w, at, f = string.match(v, '^(%d+):(%d+):(%d):(%d+)(.*)$')
+      out[#out + 1] = {string.sub(ids[j], 3), tonumber(p) or 1, w == '1', tonumber(at) or 0, f == ':f', tonumber(exp) or 0}
     end
   end
   return out
 end
 
 -- entry formats a waiter's entry: its expiry, the permits it asks, woken,
--- and fifo (a FIFO semaphore's waiter: only the oldest is woken).
-local function entry(exp, n, woken, fifo)
-  return string.format('%d:%d:%d', exp, n, woken and 1 or 0) .. (fifo and ':f' or '')
+-- its arrival and fifo (a FIFO semaphore's waiter: only the oldest is
+-- woken).
+local function entry(exp, n, woken, at, fifo)
+  return string.format('%d:%d:%d:%d', exp, n, woken and 1 or 0, at) .. (fifo and ':f' or '')
+end
+
+-- unpromise gives back what was promised to the waiter whose entry was
+-- v (nil: none): a woken waiter that tries, leaves or expires hands its
+-- wake-up on (moved: the call wakes the next that fits).
+local function unpromise(v)
+  local p = tonumber(string.match(v or '', '^%d+:(%d+):1'))
+  if p then
+    promised = promised - p
+    moved = true
+  end
 end
 
 -- enter adds (or refreshes) waiter id, asking n permits, for qttl ms; a
--- waiter keeps its arrival. A woken waiter that tries again gives its
--- wake-up back (the call hands it on).
+-- waiter keeps its arrival.
 local function enter(id, n, qttl, fifo)
-  redis.call('ZADD', Z, 'NX', string.format('%d', micros - ARRIVAL), 'a:' .. id)
   local old = redis.call('HGET', H, 'q:' .. id)
-  if old and string.match(old, '^%d+:%d+:1') then
-    moved = true
+  local at = tonumber(string.match(old or '', '^%d+:%d+:%d:(%d+)'))
+  if at then
+    unpromise(old)
+  else
+    at = now
+    redis.call('ZADD', Z, string.format('%d', micros - ARRIVAL), 'a:' .. id)
   end
-  redis.call('HSET', H, 'q:' .. id, entry(now + qttl, n, false, fifo))
+  redis.call('HSET', H, 'q:' .. id, entry(now + qttl, n, false, at, fifo))
   redis.call('ZADD', Z, now + qttl, 'q:' .. id)
 end
 
 -- leave removes waiter id, if it waits.
 local function leave(id)
-  if redis.call('HDEL', H, 'q:' .. id) == 1 then
+  local v = redis.call('HGET', H, 'q:' .. id)
+  if v then
+    unpromise(v)
+    redis.call('HDEL', H, 'q:' .. id)
     redis.call('ZREM', Z, 'q:' .. id, 'a:' .. id)
     moved = true
   end
@@ -171,48 +192,52 @@ local function publish(ch)
   end
 end
 
--- wakeFit wakes the waiters that can use the free permits (see the top of
--- this file); a FIFO semaphore's only the oldest.
+-- wakeFit wakes the waiters that can use the free permits not yet
+-- promised (see the top of this file), oldest first, looking at 16 at
+-- most; a FIFO semaphore's only the oldest.
 local function wakeFit(wake)
   if not limit then
     return
   end
-  local ws = waiters(16)
-  if #ws == 0 then
-    return
-  end
-  if ws[1][5] then
-    ws = {ws[1]}
-  end
-  local budget = limit - held
-  for _, w in ipairs(ws) do
-    if w[3] then
-      budget = budget - w[2] -- promised to a woken waiter
+  local budget = limit - held - promised
+  local off = 0
+  while budget > 0 and off < 16 do
+    local ws = waiters(off, 4)
+    for i, w in ipairs(ws) do
+      if off == 0 and i == 1 and not w[3] and w[2] > budget and (w[5] or now - w[4] >= STARVE) then
+        return -- the permits are kept for the oldest waiter (FIFO, or starving)
+      end
+      if not w[3] and w[2] <= budget then
+        local id = w[1]
+        budget, promised = budget - w[2], promised + w[2]
+        redis.call('HSET', H, 'q:' .. id, entry(w[6], w[2], true, w[4], w[5]))
+        publish(wake .. ':' .. id)
+      end
+      if w[5] then
+        return -- FIFO: only the oldest
+      end
     end
-  end
-  local first = ws[1]
-  if not first[3] and micros - first[4] >= STARVE and first[2] > budget then
-    return -- the permits are kept for the starving oldest waiter
-  end
-  for _, w in ipairs(ws) do
-    if budget <= 0 then
+    if #ws < 4 then
       return
     end
-    if not w[3] and w[2] <= budget then
-      local id = w[1]
-      budget = budget - w[2]
-      redis.call('HSET', H, 'q:' .. id, entry(tonumber(w[6]), w[2], true, w[5]))
-      publish(wake .. ':' .. id)
-    end
+    off = off + 4
   end
 end
 
--- finish wakes who can use what this call freed (wakeFit), then sets the keys to expire with their latest
+-- finish wakes who can use what this call freed (wakeFit) and stores
+-- the permits promised, then sets the keys to expire with their latest
 -- field (no expiry while SetPermits' limit is stored), or deletes them
 -- when nothing is left.
 local function finish(wake)
   if freed or moved then
     wakeFit(wake)
+  end
+  if promised ~= promised0 then
+    if promised > 0 then
+      redis.call('HSET', H, 'k', promised)
+    else
+      redis.call('HDEL', H, 'k')
+    end
   end
   local top = redis.call('ZREVRANGE', Z, 0, 0, 'WITHSCORES')
   local last = tonumber(top[2]) or 0
