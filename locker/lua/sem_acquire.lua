@@ -14,6 +14,9 @@
 -- ARGV[7]  ms a waiter's entry lives (absent when no waiter)
 -- ARGV[8]  '1': the semaphore is FIFO (only the oldest waiter is granted;
 --          a call without a waiter id is refused while anyone waits)
+-- ARGV[9]  ms after which a waiter that entered starves (absent or '':
+--          never): from then on, until it is granted or leaves, the
+--          permits it asks for are kept for it while it is the oldest
 --
 -- Reply: {1, fence} granted: the hold lives ttl from now and the fence is
 --        above every earlier grant's of this name (max(last + 1, server
@@ -49,6 +52,7 @@ end
 
 local id, ttl = ARGV[1], tonumber(ARGV[2])
 local waiter, qttl, fifo = ARGV[6] or '', tonumber(ARGV[7]) or 0, ARGV[8] == '1'
+local starve = tonumber(ARGV[9])
 local hk = 'h:' .. id
 if redis.call('HEXISTS', H, 'x:' .. id) == 1 then
   finish(ARGV[5])
@@ -80,14 +84,14 @@ if not blocked then
   if first and first[1] ~= waiter then
     if fifo then
       blocked = true
-    elseif now - first[4] >= STARVE then
+    elseif first[4] then
       blocked = held + n + first[2] > lim
     end
   end
 end
 if blocked then
   if waiter ~= '' then
-    enter(waiter, n, qttl, fifo)
+    enter(waiter, n, qttl, fifo, starve)
   end
   local next = redis.call('ZRANGEBYSCORE', Z, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   local wait = math.max(1, (tonumber(next[2]) or now + 1) - now)

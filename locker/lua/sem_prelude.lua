@@ -22,9 +22,10 @@
 -- "<expiry ms>:<permits>:<extend n>:<fence>" (its owner token is <id>, the
 -- call id that granted it); 'x:<id>' an abandoned acquire call (an acquire
 -- or a SetPermits), refused until its expiry; 'q:<waiter>' a waiting
--- Acquire's entry, "<expiry ms>:<permits>:<woken>:<arrival ms>[:f]"
+-- Acquire's entry, "<expiry ms>:<permits>:<woken>:<starving at>[:f]"
 -- (woken 1: a release woke it for permits that fit, and it has not tried
--- since; ':f' a FIFO semaphore's waiter); 'u' the undo
+-- since; starving at: the server ms from which it starves, 0 never; ':f'
+-- a FIFO semaphore's waiter); 'u' the undo
 -- record of the last SetPermits that changed 'n', "<call id>:<the limit
 -- before, or ''>" (see sem_permits.lua).
 --
@@ -45,10 +46,10 @@
 -- that tries (granted or not), leaves, or expires (crashed) gives its
 -- promise back, and the call that sees it wakes the next waiter that fits:
 -- the wake-up is handed on, never lost. FIFO wakes only the oldest waiter.
--- Starvation: once the oldest waiter has waited STARVE ms, no other caller
--- may take the permits it needs (they are kept for it), so a waiter is
--- overtaken by barging acquirers for at most that long.
-local STARVE = 10
+-- Starvation: once the oldest waiter starves (it has waited its Acquire's
+-- starvation threshold), no other caller may take the permits it needs
+-- (they are kept for it, and it is woken when they are free), so a waiter
+-- is overtaken by barging acquirers for at most that long.
 local ARRIVAL = 1e16
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -119,7 +120,7 @@ local function dropHold(k, h)
 end
 
 -- waiters returns up to max waiters from the off-th oldest on, each {id,
--- permits, woken, arrival ms, fifo, expiry ms}.
+-- permits, woken, starving (a bool), fifo, expiry ms, starving at}.
 local function waiters(off, max)
   local ids = redis.call('ZRANGEBYSCORE', Z, '-inf', '(0', 'LIMIT', off, max)
   local out = {}
@@ -133,15 +134,16 @@ local function waiters(off, max)
   for j, v in ipairs(vals) do
     if v then
       local exp, p, w, at, f = string.match(v, '^(%d+):(%d+):(%d):(%d+)(.*)$')
-      out[#out + 1] = {string.sub(ids[j], 3), tonumber(p) or 1, w == '1', tonumber(at) or 0, f == ':f', tonumber(exp) or 0}
+      at = tonumber(at) or 0
+      out[#out + 1] = {string.sub(ids[j], 3), tonumber(p) or 1, w == '1', at > 0 and now >= at, f == ':f', tonumber(exp) or 0, at}
     end
   end
   return out
 end
 
 -- entry formats a waiter's entry: its expiry, the permits it asks, woken,
--- its arrival and fifo (a FIFO semaphore's waiter: only the oldest is
--- woken).
+-- when it starves (server ms, 0: never) and fifo (a FIFO semaphore's
+-- waiter: only the oldest is woken).
 local function entry(exp, n, woken, at, fifo)
   return string.format('%d:%d:%d:%d', exp, n, woken and 1 or 0, at) .. (fifo and ':f' or '')
 end
@@ -157,15 +159,16 @@ local function unpromise(v)
   end
 end
 
--- enter adds (or refreshes) waiter id, asking n permits, for qttl ms; a
--- waiter keeps its arrival.
-local function enter(id, n, qttl, fifo)
+-- enter adds (or refreshes) waiter id, asking n permits, for qttl ms; it
+-- starves starve ms after it entered (nil: never). A waiter keeps its
+-- arrival.
+local function enter(id, n, qttl, fifo, starve)
   local old = redis.call('HGET', H, 'q:' .. id)
   local at = tonumber(string.match(old or '', '^%d+:%d+:%d:(%d+)'))
   if at then
     unpromise(old)
   else
-    at = now
+    at = starve and now + starve or 0
     redis.call('ZADD', Z, string.format('%d', micros - ARRIVAL), 'a:' .. id)
   end
   redis.call('HSET', H, 'q:' .. id, entry(now + qttl, n, false, at, fifo))
@@ -204,13 +207,13 @@ local function wakeFit(wake)
   while budget > 0 and off < 16 do
     local ws = waiters(off, 4)
     for i, w in ipairs(ws) do
-      if off == 0 and i == 1 and not w[3] and w[2] > budget and (w[5] or now - w[4] >= STARVE) then
+      if off == 0 and i == 1 and not w[3] and w[2] > budget and (w[5] or w[4]) then
         return -- the permits are kept for the oldest waiter (FIFO, or starving)
       end
       if not w[3] and w[2] <= budget then
         local id = w[1]
         budget, promised = budget - w[2], promised + w[2]
-        redis.call('HSET', H, 'q:' .. id, entry(w[6], w[2], true, w[4], w[5]))
+        redis.call('HSET', H, 'q:' .. id, entry(w[6], w[2], true, w[7], w[5]))
         publish(wake .. ':' .. id)
       end
       if w[5] then
