@@ -24,7 +24,7 @@ var semWakeCases = []testCase{
 	},
 	{
 		name:      "Semaphore/WakePassesOn",
-		rule:      "A wake-up is never lost: a woken waiter whose context ends before its try leaves and hands it on to the next waiter, which is granted at once; a woken waiter that no longer fits (a barging TryAcquire took a permit before its try) hands it on to a waiter that fits; a woken waiter that crashed (its calls never reach Redis) holds its permits only until its entry expires, then the next waiter is granted.",
+		rule:      "A wake-up is never lost: a woken waiter whose context ends before its try leaves and hands it on to the next waiter, which is granted at once; a woken waiter that no longer fits (a barging TryAcquire took a permit before its try) hands it on to a waiter that fits; a woken waiter that crashed (its calls never reach Redis) holds its permits only until its entry expires, then the next waiter is granted, and the next release wakes a waiter at once again.",
 		check:     checkSemWakePassesOn,
 		exclusive: "bounds how soon a handed-on waiter is granted (1.2 s, before its own re-check)",
 	},
@@ -173,15 +173,16 @@ func checkSemWakePassesOn(t *testing.T, e *env) {
 		require.NoError(t, la.Unlock(e.ctx))
 	})
 	t.Run("crashed", func(t *testing.T) {
-		// Permits 1, entries living 600 ms: a is woken, but none of its
-		// calls reach Redis any more; once its entry expired, b is granted.
+		// Permits 1, a's entry living 600 ms: a is woken, but none of its
+		// calls reach Redis any more; once its entry expired, b is granted
+		// (at its next re-check).
 		const name = "pass-crash"
 		const ttl = 600 * time.Millisecond
 		holder := e.sem(e.client(nil), name, 1, 30*time.Second, nil)
 		h, err := holder.TryAcquire(e.ctx, 1)
 		require.NoError(t, err, "call: TryAcquire(1)")
 		a := e.startSemWaiter(name, 1, 1, ttl, nil, "a")
-		b := e.startSemWaiter(name, 1, 1, ttl, nil, "b")
+		b := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "b")
 		time.Sleep(100 * time.Millisecond)
 		crashA := a.f.holdBack("sem_acquire", -1, nil)
 		crashC := a.f.holdBack("sem_cancel", -1, nil)
@@ -189,7 +190,13 @@ func checkSemWakePassesOn(t *testing.T, e *env) {
 		l := b.granted(t, 5*time.Second, "b, while the woken a crashed")
 		assert.Positive(t, crashA.applied(), "a was woken and tried (its tries never reached Redis)")
 		a.waiting(t, "a (crashed)")
+		// What was promised to a came back with its entry: b's Unlock
+		// wakes c at once (c's own re-check comes after 1.6 s).
+		c := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "c")
+		time.Sleep(100 * time.Millisecond)
 		require.NoError(t, l.Unlock(e.ctx))
+		lc := c.granted(t, 1200*time.Millisecond, "c, woken by b's Unlock")
+		require.NoError(t, lc.Unlock(e.ctx))
 		crashA.disarm()
 		crashC.disarm()
 		a.cancel()
