@@ -68,10 +68,10 @@ while true do
   for j, k in ipairs(gone) do
     local kind = string.sub(k, 1, 2)
     if kind == 'h:' and vals[j] then
-      n = n + (tonumber(string.match(vals[j], '^%d+:(%d+):')) or 0)
+      n = n + (tonumber((string.match(vals[j], '^%d+:(%d+):'))) or 0)
     elseif kind == 'q:' then
       as[#as + 1] = 'a:' .. string.sub(k, 3)
-      gave = gave + (tonumber(string.match(vals[j] or '', '^%d+:(%d+):1')) or 0)
+      gave = gave + (tonumber((string.match(vals[j] or '', '^%d+:(%d+):1'))) or 0)
     end
   end
   redis.call('HDEL', H, unpack(gone))
@@ -152,7 +152,7 @@ end
 -- v (nil: none): a woken waiter that tries, leaves or expires hands its
 -- wake-up on (moved: the call wakes the next that fits).
 local function unpromise(v)
-  local p = tonumber(string.match(v or '', '^%d+:(%d+):1'))
+  local p = tonumber((string.match(v or '', '^%d+:(%d+):1')))
   if p then
     promised = promised - p
     moved = true
@@ -164,7 +164,7 @@ end
 -- arrival.
 local function enter(id, n, qttl, fifo, starve)
   local old = redis.call('HGET', H, 'q:' .. id)
-  local at = tonumber(string.match(old or '', '^%d+:%d+:%d:(%d+)'))
+  local at = tonumber((string.match(old or '', '^%d+:%d+:%d:(%d+)')))
   if at then
     unpromise(old)
   else
