@@ -29,9 +29,9 @@ var semWakeCases = []testCase{
 		exclusive: "bounds how soon a handed-on waiter is granted (1.2 s, before its own re-check)",
 	},
 	{
-		name:      "Semaphore/Starvation",
-		rule:      "Without FIFO, an Acquire(2) that has waited past its StarvationThreshold (50 ms) is not overtaken: once its permits are freed, a barging TryAcquire(1) of another Client is refused while it would leave the waiter short, one that fits beside it is granted, and the waiter is granted; a waiter that never starves (threshold negative) is overtaken by barging TryAcquires.",
-		check:     checkSemStarvation,
+		name:  "Semaphore/Starvation",
+		rule:  "Without FIFO, an Acquire(2) that has waited past its StarvationThreshold (50 ms) is not overtaken: once its permits are freed, a barging TryAcquire(1) of another Client is refused while it would leave the waiter short, one that fits beside it is granted, and the waiter is granted; a waiter that never starves (threshold negative) is overtaken by barging TryAcquires.",
+		check: checkSemStarvation,
 	},
 }
 

@@ -43,9 +43,9 @@ type SemaphoreOptions struct {
 	// refused while anyone is queued. Every client of one semaphore must
 	// agree on FIFO. Default false: any caller that fits may take free
 	// permits (barging), except those kept for the oldest waiter once it
-	// starves (see StarvationThreshold); a release wakes, oldest first, as many
-	// waiting Acquires as its freed permits fit (one wake-up per permit,
-	// each on the waiter's own channel), never all of them.
+	// starves (see StarvationThreshold); a release wakes, oldest first, as
+	// many waiting Acquires as its freed permits fit (one wake-up per
+	// permit, each on the waiter's own channel), never all of them.
 	FIFO bool
 
 	// AutoRefresh keeps every lease alive until Unlock, as
@@ -170,15 +170,22 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 }
 
 // Acquire takes n permits, waiting until they are free (FIFO: until the
-// caller is the queue's head and they are free). It blocks until the lease
-// is granted or ctx is done, retrying on every wake-up and otherwise when
-// the next hold expires. When ctx ends first it returns ErrNotObtained
-// joined with ctx.Err(); ErrInvalidOption when n is outside [1, Permits] or
-// above the limit SetPermits stored. Connection failures are retried as
+// caller is the oldest waiter and they are free; without FIFO, also until
+// no starving waiter needs them, see SemaphoreOptions.StarvationThreshold).
+// It blocks until the lease is granted or ctx is done. A refused caller is
+// listed among the semaphore's waiters and retries when woken on its own
+// channel (a release wakes one waiter per freed permit that fits, see
+// Semaphore), and otherwise when the next hold expires or a third of its
+// entry's lifetime has passed. While other Acquires of this Semaphore wait, it
+// subscribes to its channel before its first try (one round trip on the
+// Subscriber's connection). When ctx ends first it returns ErrNotObtained
+// joined with ctx.Err(); ErrInvalidOption when n is outside [1, Permits]
+// or above the limit SetPermits stored. Connection failures are retried as
 // Mutex.Lock retries them (with a ctx without deadline, for at most
 // Options.UnreachableTimeout, then ErrUnreachable); another Scripter error
-// is returned at once. On any error nothing is held (a FIFO waiter
-// leaves the queue in one bounded background call).
+// is returned at once. On any error nothing is held, and a caller that was
+// listed leaves the waiters in one bounded background call (sem_cancel.lua,
+// which hands a wake-up it was given on to the next waiter that fits).
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.c.begin(ctx); err != nil {
 		return nil, err
