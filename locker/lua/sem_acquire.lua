@@ -54,11 +54,12 @@ local id, ttl = ARGV[1], tonumber(ARGV[2])
 local waiter, qttl, fifo = ARGV[6] or '', tonumber(ARGV[7]) or 0, ARGV[8] == '1'
 local starve = tonumber(ARGV[9])
 local hk = 'h:' .. id
-if redis.call('HEXISTS', H, 'x:' .. id) == 1 then
+local xh = redis.call('HMGET', H, 'x:' .. id, hk)
+if xh[1] then
   finish(ARGV[5])
   return {0, 0} -- an abandoned call arriving late
 end
-local h = hold(hk)
+local h = parseHold(xh[2])
 if h then
   h[1] = math.max(h[1], now + ttl) -- a re-sent call
   putHold(hk, h)
@@ -105,7 +106,6 @@ fence = math.max((fence or 0) + 1, micros)
 local f = string.format('%d', fence)
 redis.call('HSET', H, 'f', f, hk, string.format('%d:%d:0:', now + ttl, n) .. f)
 redis.call('ZADD', Z, now + ttl, hk)
-redis.call('HINCRBY', H, 'p', n)
 held = held + n
 if waiter ~= '' then
   leave(waiter)

@@ -12,13 +12,15 @@
 -- limit (the permit limit SetPermits stored, else the last one an acquire
 -- passed), kept (a limit is stored: the keys do not expire), freed and
 -- moved (flags: permits were freed, the waiters changed), promised (the
--- permits promised to woken waiters), and the helpers hold, putHold,
--- dropHold, waiters, entry, unpromise, enter, leave and finish.
+-- permits promised to woken waiters), count (the waiters; held, promised
+-- and count are stored by finish), and the helpers hold, putHold,
+-- parseHold, dropHold, waiters, entry, unpromise, enter, leave and finish.
 --
 -- Hash fields: 'f' the last grant's fence; 'p' the permits of the holds
 -- stored; 'n' the limit set by SetPermits (for every client, until
 -- cleared); 'm' the limit the last acquire passed; 'k' the permits
--- promised to woken waiters (absent when none); 'h:<id>' a hold,
+-- promised to woken waiters and 'c' the waiters (both absent when 0);
+-- 'h:<id>' a hold,
 -- "<expiry ms>:<permits>:<extend n>:<fence>" (its owner token is <id>, the
 -- call id that granted it); 'x:<id>' an abandoned acquire call (an acquire
 -- or a SetPermits), refused until its expiry; 'q:<waiter>' a waiting
@@ -56,7 +58,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local H, Z = KEYS[1], KEYS[2]
 local freed, moved = false, false
-local gave = 0 -- permits promised to woken waiters that expired (crashed)
+local gone_p, gone_w, gave = 0, 0, 0 -- expired: held permits, waiters, permits promised to them
 
 -- Purge what has expired, a bounded batch at a time.
 while true do
@@ -64,44 +66,49 @@ while true do
   if #gone == 0 then
     break
   end
-  local vals, n, as = redis.call('HMGET', H, unpack(gone)), 0, {}
+  local vals, as = redis.call('HMGET', H, unpack(gone)), {}
   for j, k in ipairs(gone) do
     local kind = string.sub(k, 1, 2)
     if kind == 'h:' and vals[j] then
-      n = n + (tonumber((string.match(vals[j], '^%d+:(%d+):'))) or 0)
-    elseif kind == 'q:' then
+      gone_p = gone_p + (tonumber((string.match(vals[j], '^%d+:(%d+):'))) or 0)
+      freed = true
+    elseif kind == 'q:' and vals[j] then
       as[#as + 1] = 'a:' .. string.sub(k, 3)
-      gave = gave + (tonumber((string.match(vals[j] or '', '^%d+:(%d+):1'))) or 0)
+      gave = gave + (tonumber((string.match(vals[j], '^%d+:(%d+):1'))) or 0)
     end
   end
   redis.call('HDEL', H, unpack(gone))
   redis.call('ZREM', Z, unpack(gone))
   if #as > 0 then
     redis.call('ZREM', Z, unpack(as))
+    gone_w = gone_w + #as
     moved = true
   end
-  if n > 0 then
-    redis.call('HINCRBY', H, 'p', -n)
-    freed = true
-  end
 end
-local st = redis.call('HMGET', H, 'f', 'p', 'n', 'm', 'k')
-local fence, held = tonumber(st[1]), tonumber(st[2]) or 0
-local promised = math.max(0, (tonumber(st[5]) or 0) - gave)
-local promised0 = tonumber(st[5]) or 0
+local st = redis.call('HMGET', H, 'f', 'p', 'n', 'm', 'k', 'c')
+local fence, held0 = tonumber(st[1]), tonumber(st[2])
+local held = math.max(0, (held0 or 0) - gone_p)
+local promised0, count0 = tonumber(st[5]) or 0, tonumber(st[6]) or 0
+local promised = math.max(0, promised0 - gave)
+local count = math.max(0, count0 - gone_w) -- waiters
 local limit = tonumber(st[3]) or tonumber(st[4])
 local kept = st[3] ~= false -- a limit stored by SetPermits: the keys do not expire
 
--- hold returns the live hold stored as field k, {expiry, permits, extend
--- n, fence}, or nil.
-local function hold(k)
-  local exp, p, n, f = string.match(redis.call('HGET', H, k) or '', '^(%d+):(%d+):(%d+):(%d+)')
+-- parseHold returns the live hold whose field's value is v (nil or
+-- false: none), {expiry, permits, extend n, fence}, or nil.
+local function parseHold(v)
+  local exp, p, n, f = string.match(v or '', '^(%d+):(%d+):(%d+):(%d+)')
   exp = tonumber(exp)
   local h
   if exp and exp > now then
     h = {exp, tonumber(p), tonumber(n), tonumber(f)}
   end
   return h
+end
+
+-- hold returns the live hold stored as field k, or nil (see parseHold).
+local function hold(k)
+  return parseHold(redis.call('HGET', H, k))
 end
 
 -- putHold stores hold h as field k.
@@ -114,7 +121,6 @@ end
 local function dropHold(k, h)
   redis.call('HDEL', H, k)
   redis.call('ZREM', Z, k)
-  redis.call('HINCRBY', H, 'p', -h[2])
   held = held - h[2]
   freed = true
 end
@@ -122,6 +128,9 @@ end
 -- waiters returns up to max waiters from the off-th oldest on, each {id,
 -- permits, woken, starving (a bool), fifo, expiry ms, starving at}.
 local function waiters(off, max)
+  if count == 0 then
+    return {}
+  end
   local ids = redis.call('ZRANGEBYSCORE', Z, '-inf', '(0', 'LIMIT', off, max)
   local out = {}
   if #ids == 0 then
@@ -170,6 +179,7 @@ local function enter(id, n, qttl, fifo, starve)
   else
     at = starve and now + starve or 0
     redis.call('ZADD', Z, string.format('%d', micros - ARRIVAL), 'a:' .. id)
+    count = count + 1
   end
   redis.call('HSET', H, 'q:' .. id, entry(now + qttl, n, false, at, fifo))
   redis.call('ZADD', Z, now + qttl, 'q:' .. id)
@@ -182,6 +192,7 @@ local function leave(id)
     unpromise(v)
     redis.call('HDEL', H, 'q:' .. id)
     redis.call('ZREM', Z, 'q:' .. id, 'a:' .. id)
+    count = count - 1
     moved = true
   end
 end
@@ -235,12 +246,25 @@ local function finish(wake)
   if freed or moved then
     wakeFit(wake)
   end
-  if promised ~= promised0 then
-    if promised > 0 then
-      redis.call('HSET', H, 'k', promised)
-    else
-      redis.call('HDEL', H, 'k')
+  -- the counters, written once: 'k' and 'c' only while not 0
+  local set, del = {}, {}
+  if held ~= held0 then
+    set[#set + 1], set[#set + 2] = 'p', held
+  end
+  for _, kv in ipairs({{'k', promised, promised0}, {'c', count, count0}}) do
+    if kv[2] ~= kv[3] then
+      if kv[2] > 0 then
+        set[#set + 1], set[#set + 2] = kv[1], kv[2]
+      else
+        del[#del + 1] = kv[1]
+      end
     end
+  end
+  if #set > 0 then
+    redis.call('HSET', H, unpack(set))
+  end
+  if #del > 0 then
+    redis.call('HDEL', H, unpack(del))
   end
   local top = redis.call('ZREVRANGE', Z, 0, 0, 'WITHSCORES')
   local last = tonumber(top[2]) or 0
