@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -105,10 +106,21 @@ type Semaphore struct {
 	queueMS int64
 	fifo    bool
 	refresh bool
-	starve  string       // StarvationThreshold in ms, as sem_acquire.lua takes it ('': never)
-	keys    []string     // the hash and the expiries
-	wake    string       // the wake channel
-	waiting atomic.Int32 // Acquires of this Semaphore refused at least once and not yet returned
+	starve  string   // StarvationThreshold in ms, as sem_acquire.lua takes it ('': never)
+	keys    []string // the hash and the expiries
+	wake    string   // the wake channel
+}
+
+// semWaiting counts, per Client and semaphore name, the Acquires refused at
+// least once and not yet returned (of every Semaphore value of that name):
+// while there are some, a new Acquire subscribes before its first try. An
+// entry is deleted when its count drops to 0; it is only a hint.
+var semWaiting sync.Map // semName -> *atomic.Int32
+
+// semName keys semWaiting.
+type semName struct {
+	c    *Client
+	name string
 }
 
 // NewSemaphore returns the semaphore called name with permits permits,
@@ -176,9 +188,9 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 // listed among the semaphore's waiters and retries when woken on its own
 // channel (a release wakes one waiter per freed permit that fits, see
 // Semaphore), and otherwise when the next hold expires or a third of its
-// entry's lifetime has passed. While other Acquires of this Semaphore wait, it
-// subscribes to its channel before its first try (one round trip on the
-// Subscriber's connection). When ctx ends first it returns ErrNotObtained
+// entry's lifetime has passed. While other Acquires of the name wait on
+// this Client, it subscribes to its channel before its first try (one
+// round trip on the Subscriber's connection). When ctx ends first it returns ErrNotObtained
 // joined with ctx.Err(); ErrInvalidOption when n is outside [1, Permits]
 // or above the limit SetPermits stored. Connection failures are retried as
 // Mutex.Lock retries them (with a ctx without deadline, for at most
@@ -198,19 +210,22 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	// it there (the shared wake channel carries no semaphore wake-ups).
 	waiter := newToken()
 	own := s.wake + ":" + waiter
-	// While other Acquires of this Semaphore wait, the first try will
+	// While other Acquires of this name and Client wait, the first try will
 	// likely be refused: subscribe to the own channel before it, so that
 	// no wake-up sent after the try listed this waiter can be lost, and
 	// the retry wait makes right after it subscribes needs no call unless
 	// a wake-up came (see early).
 	var early <-chan struct{}
-	if s.waiting.Load() > 0 {
+	if v, ok := semWaiting.Load(semName{s.c, s.name}); ok && v.(*atomic.Int32).Load() > 0 {
 		var leave func(bool)
 		early, leave = s.c.joinWake(ctx, own, false)
 		defer leave(false)
 	}
-	start, calls, waiting, refused := time.Now(), 0, false, false
-	var pttl time.Duration
+	start, calls, refused := time.Now(), 0, false
+	var (
+		pttl    time.Duration
+		waiting *atomic.Int32 // this Acquire's count in semWaiting, once refused
+	)
 	l, err := s.c.wait(ctx, s.name, false, []string{own}, func(ctx context.Context) (*Lease, time.Duration, error) {
 		if early != nil {
 			select {
@@ -232,15 +247,16 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 				refused = true
 			}
 			pttl = wait
-			if !waiting {
-				waiting = true
-				s.waiting.Add(1)
+			if waiting == nil {
+				v, _ := semWaiting.LoadOrStore(semName{s.c, s.name}, new(atomic.Int32))
+				waiting = v.(*atomic.Int32)
+				waiting.Add(1)
 			}
 		}
 		return l, wait, err
 	})
-	if waiting {
-		s.waiting.Add(-1)
+	if waiting != nil && waiting.Add(-1) == 0 {
+		semWaiting.CompareAndDelete(semName{s.c, s.name}, waiting)
 	}
 	s.c.acquired(ctx, s.name, "semaphore", start, calls, l, err)
 	if err != nil && calls > 0 {
@@ -346,8 +362,8 @@ func (s *Semaphore) validN(n int) error {
 }
 
 // try runs the acquire script once, as a call with a fresh id that names
-// the hold it grants (and is its owner token). waiter (” for TryAcquire)
-// lists an Acquire among the waiters when refused. When refused it returns
+// the hold it grants (and is its owner token). waiter (empty for
+// TryAcquire) lists an Acquire among the waiters when refused. When refused it returns
 // ErrNotObtained and the time to wait at most before retrying. When the
 // call's outcome is unknown it is abandoned in the background.
 func (s *Semaphore) try(ctx context.Context, n int, waiter string) (*Lease, time.Duration, error) {
