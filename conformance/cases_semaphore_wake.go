@@ -24,7 +24,7 @@ var semWakeCases = []testCase{
 	},
 	{
 		name:      "Semaphore/WakePassesOn",
-		rule:      "A wake-up is never lost: a woken waiter whose context ends before its try leaves and hands it on to the next waiter, which is granted at once; a woken waiter that no longer fits (a barging TryAcquire took a permit before its try) hands it on to a waiter that fits; a woken waiter that crashed (its calls never reach Redis) holds its permits only until its entry expires, then the next waiter is granted, and the next release wakes a waiter at once again.",
+		rule:      "A wake-up is never lost: a woken waiter whose context ends before its try leaves and hands it on to the next waiter, which is granted at once; a woken waiter that no longer fits (a barging TryAcquire took a permit before its try) hands it on to a waiter that fits; a woken waiter whose granted try's reply is lost frees the permit in its clean-up and the wake-up passes on (it or the next waiter is granted at once); a woken waiter that crashed (its calls never reach Redis) holds its permits only until its entry expires, then the next waiter is granted, and the next release wakes a waiter at once again.",
 		check:     checkSemWakePassesOn,
 		exclusive: "bounds how soon a handed-on waiter is granted (1.2 s, before its own re-check)",
 	},
@@ -171,6 +171,37 @@ func checkSemWakePassesOn(t *testing.T, e *env) {
 		require.NoError(t, l.Unlock(e.ctx))
 		la := a.granted(t, 5*time.Second, "a, once both permits are free")
 		require.NoError(t, la.Unlock(e.ctx))
+	})
+	t.Run("lost", func(t *testing.T) {
+		// Permits 1: the woken a's try is granted but its reply is lost;
+		// its clean-up frees the permit and hands the wake-up on, so a
+		// (retrying) or b is granted at once, then the other.
+		const name = "pass-lost"
+		holder := e.sem(e.client(nil), name, 1, 30*time.Second, nil)
+		h, err := holder.TryAcquire(e.ctx, 1)
+		require.NoError(t, err, "call: TryAcquire(1)")
+		a := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "a")
+		b := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "b")
+		time.Sleep(300 * time.Millisecond)
+		arm := a.f.lose("sem_acquire", 1)
+		require.NoError(t, h.Unlock(e.ctx), "call: Unlock")
+		arm.awaitApplied(t, 1, "a's woken try, granted, its reply lost")
+		var second *semWaiter
+		select {
+		case r := <-a.got:
+			require.NoError(t, r.err, "call: a's Acquire after its lost reply")
+			second = b
+			require.NoError(t, r.l.Unlock(e.ctx))
+		case r := <-b.got:
+			require.NoError(t, r.err, "call: b's Acquire")
+			second = a
+			a.waiting(t, "a, while b holds the only permit")
+			require.NoError(t, r.l.Unlock(e.ctx))
+		case <-time.After(1200 * time.Millisecond):
+			t.Fatal("neither a nor b granted within 1.2s of a's lost grant: the wake-up was lost")
+		}
+		l := second.granted(t, 1200*time.Millisecond, "the other waiter, woken by the first one's Unlock")
+		require.NoError(t, l.Unlock(e.ctx))
 	})
 	t.Run("crashed", func(t *testing.T) {
 		// Permits 1, a's entry living 600 ms: a is woken, but none of its
