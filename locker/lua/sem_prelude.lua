@@ -20,16 +20,15 @@
 -- stored; 'n' the limit set by SetPermits (for every client, until
 -- cleared); 'm' the limit the last acquire passed; 'k' the permits
 -- promised to woken waiters and 'c' the waiters (both absent when 0);
--- 'h:<id>' a hold,
--- "<expiry ms>:<permits>:<extend n>:<fence>" (its owner token is <id>, the
--- call id that granted it); 'x:<id>' an abandoned acquire call (an acquire
--- or a SetPermits), refused until its expiry; 'q:<waiter>' a waiting
--- Acquire's entry, "<expiry ms>:<permits>:<woken>:<starving at>[:f]"
--- (woken 1: a release woke it for permits that fit, and it has not tried
--- since; starving at: the server ms from which it starves, 0 never; ':f'
--- a FIFO semaphore's waiter); 'u' the undo
--- record of the last SetPermits that changed 'n', "<call id>:<the limit
--- before, or ''>" (see sem_permits.lua).
+-- 'h:<id>' a hold, "<expiry ms>:<permits>:<extend n>:<fence>" (its owner
+-- token is <id>, the call id that granted it); 'x:<id>' an abandoned
+-- acquire call (an acquire or a SetPermits), refused until its expiry;
+-- 'q:<waiter>' a waiting Acquire's entry, "<expiry ms>:<permits>:<woken>:
+-- <starving at>[:f]" (woken 1: a release woke it for permits that fit,
+-- and it has not tried since; starving at: the server ms from which it
+-- starves, 0 never; ':f' a FIFO semaphore's waiter); 'u' the undo record
+-- of the last SetPermits that changed 'n', "<call id>:<the limit before,
+-- or ''>" (see sem_permits.lua).
 --
 -- The sorted set scores every 'h:', 'x:' and 'q:' field, and 'u', by its
 -- expiry (server ms, positive), and every waiter 'a:<waiter>' by its
@@ -44,7 +43,8 @@
 -- Waking: every waiting Acquire has its own channel "<wake>:<waiter>". A
 -- call that frees permits or changes the waiters wakes, oldest first, the
 -- waiters whose permits fit in those free and not already promised to a
--- woken waiter: one wake-up per freed permit, never a herd. A woken waiter
+-- woken waiter (looking at the 16 oldest at most; the others retry on
+-- their own): one wake-up per freed permit, never a herd. A woken waiter
 -- that tries (granted or not), leaves, or expires (crashed) gives its
 -- promise back, and the call that sees it wakes the next waiter that fits:
 -- the wake-up is handed on, never lost. FIFO wakes only the oldest waiter.
