@@ -23,7 +23,9 @@ type SemLocker interface {
 // once). With one client it measures an uncontended Acquire+Unlock.
 // Exclusion is checked in-process: more than permits holders at once fails
 // the run. It reports wait-p50-ns and wait-p99-ns (from Acquire to the
-// grant) and grants/s.
+// grant) and grants/s; with the server's figures (scriptlock), scripts/op
+// is the script calls per grant (each Acquire's tries, refused or not,
+// and its Unlock) and script-us/op their server time.
 //
 // The Locker must implement SemLocker: scriptlock, and the in-process
 // reference (a buffered channel per key, lib=syncmutex). No Go peer has a

@@ -49,14 +49,14 @@ func (e *env) permitsGranted(s *locker.Semaphore) int {
 	return len(got)
 }
 
-// semKeysWithoutExpiry lists the keys of the semaphore name (its hash,
-// expiries and queue) that exist without an expiry, or with one beyond the
+// semKeysWithoutExpiry lists the keys of the semaphore name (its hash and
+// its expiries and waiters) that exist without an expiry, or with one beyond the
 // abandoned-call window, each with its PTTL.
 func (e *env) semKeysWithoutExpiry(c *locker.Client, name string) []string {
 	e.t.Helper()
 	var bad []string
 	k := c.Key(name)
-	for _, key := range []string{k + ":sem", k + ":semz", k + ":semq"} {
+	for _, key := range []string{k + ":sem", k + ":semz"} {
 		line, pttl := describeKey(e.ctx, e.d.admin, key)
 		if pttl == -1 || pttl > 31_000 {
 			bad = append(bad, line)

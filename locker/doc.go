@@ -17,8 +17,8 @@
 // in "<prefix>{<name>}:x", so that Redis refuses it should it still arrive.
 // A read-write lock lives in the hash "<prefix>{<name>}:rw" and the sorted
 // set of its read holds' expiries "<prefix>{<name>}:rwr". A semaphore lives
-// in the hash "<prefix>{<name>}:sem" with the sorted sets ":semz" (every
-// expiry) and ":semq" (its FIFO queue). A MultiLock holds the mutex of each
+// in the hash "<prefix>{<name>}:sem" with the sorted set ":semz" (every
+// expiry, and its waiters in arrival order). A MultiLock holds the mutex of each
 // of its names. Release messages go out on the shard channel
 // "<prefix>{<name>}:wake" (a channel, passed to scripts as an argument,
 // never as a key). Claim markers live in "<prefix>{<key>}:claim". Every key

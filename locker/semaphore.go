@@ -1,9 +1,13 @@
 package locker
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,10 +21,17 @@ var (
 )
 
 // semOps act on semaphore leases.
-var semOps = &leaseOps{release: scriptSemRelease, extend: scriptSemExtend, pttl: scriptSemPTTL, keys: 3, wake: true}
+var semOps = &leaseOps{release: scriptSemRelease, extend: scriptSemExtend, pttl: scriptSemPTTL, keys: 2, wake: true}
 
 // MaxPermits is the largest permit limit of a Semaphore.
 const MaxPermits = 1 << 30
+
+// DefaultSemaphoreStarvation is the default of
+// SemaphoreOptions.StarvationThreshold: chosen by the bench package's
+// op=semaphore row (16 goroutines on 4 permits, holding 1 ms), where it
+// keeps the p99 wait within a few times the threshold while most grants
+// still barge (fewer script calls per grant than strict arrival order).
+const DefaultSemaphoreStarvation = 10 * time.Millisecond
 
 // SemaphoreOptions configures one Semaphore. A nil *SemaphoreOptions, and
 // every zero field, means the default written at the end of the field's
@@ -31,14 +42,31 @@ type SemaphoreOptions struct {
 	// overtaken by later requests for few), and a release wakes only the
 	// head, on its own channel, when its permits are free. TryAcquire is
 	// refused while anyone is queued. Every client of one semaphore must
-	// agree on FIFO. Default false: any waiter that fits may take freed
-	// permits, and a release wakes the waiting Acquires of every Client
-	// once.
+	// agree on FIFO. Default false: any caller that fits may take free
+	// permits (barging), except those kept for the oldest waiter once it
+	// starves (see StarvationThreshold); a release wakes, oldest first, as
+	// many waiting Acquires as its freed permits fit (one wake-up per
+	// permit, each on the waiter's own channel), never all of them.
 	FIFO bool
 
 	// AutoRefresh keeps every lease alive until Unlock, as
 	// MutexOptions.AutoRefresh does. Default false.
 	AutoRefresh bool
+
+	// StarvationThreshold bounds how long a waiting Acquire of a
+	// semaphore without FIFO lets others barge past it. Until then, any
+	// caller that fits may take free permits, and one that releases and
+	// acquires again at once usually wins (what keeps throughput high).
+	// Once the oldest waiting Acquire has waited this long (counted by
+	// the server from its first refusal), it starves: the permits it asks
+	// for are kept for it (no other caller is granted permits it would
+	// need; callers that fit beside it still are), and it is woken when
+	// they are free. A starving waiter that crashed stops starving when
+	// its entry expires (the TTL within [200ms, 5s]); one whose ctx ends
+	// leaves at once. Each Acquire carries its own threshold, so clients
+	// may differ. Ignored with FIFO. Negative: never (pure barging).
+	// Default DefaultSemaphoreStarvation.
+	StarvationThreshold time.Duration
 }
 
 // Semaphore is a distributed counting semaphore on one name: at most
@@ -50,10 +78,22 @@ type SemaphoreOptions struct {
 // Context and auto-refresh. A Semaphore is safe for concurrent use.
 //
 // The semaphore lives in the hash "<prefix>{<name>}:sem" with the sorted
-// sets "<prefix>{<name>}:semz" (the holds', abandoned calls' and waiters'
-// expiries) and "<prefix>{<name>}:semq" (the FIFO queue), all in one
-// Cluster slot. No call scans the holders: a call costs O(log H) with H
-// holders, plus the expired entries it deletes (each once).
+// set "<prefix>{<name>}:semz" (the holds', abandoned calls' and waiters'
+// expiries, and the waiters in arrival order), both in one Cluster slot.
+// No call scans the holders: a call costs O(log H) with H holders, plus
+// the expired entries it deletes (each once). An uncontended TryAcquire
+// or Acquire and its Unlock touch the hash and one member of the sorted
+// set only.
+//
+// Every waiting Acquire is listed, with the permits it asks for, and
+// woken on a channel of its own: a release (or an expiry, or a raised
+// limit) wakes, oldest first, the waiters whose permits fit in those free
+// and not yet promised to a woken waiter. A woken waiter that tries (and
+// does not fit, say because a barging caller took the permits), gives up
+// or crashes hands its wake-up on to the next one that fits, at the next
+// call on the semaphore; every waiter also retries on its own at least
+// every third of its entry's lifetime (the TTL, within [200 ms, 5 s]) and
+// when the next hold expires.
 //
 // Every client of one name should pass the same permits to NewSemaphore:
 // each acquire is checked against its caller's limit, unless SetPermits
@@ -66,8 +106,21 @@ type Semaphore struct {
 	queueMS int64
 	fifo    bool
 	refresh bool
-	keys    []string // the hash, the expiries and the queue
+	starve  string   // StarvationThreshold in ms, as sem_acquire.lua takes it ('': never)
+	keys    []string // the hash and the expiries
 	wake    string   // the wake channel
+}
+
+// semWaiting counts, per Client and semaphore name, the Acquires refused at
+// least once and not yet returned (of every Semaphore value of that name):
+// while there are some, a new Acquire subscribes before its first try. An
+// entry is deleted when its count drops to 0; it is only a hint.
+var semWaiting sync.Map // semName -> *atomic.Int32
+
+// semName keys semWaiting.
+type semName struct {
+	c    *Client
+	name string
 }
 
 // NewSemaphore returns the semaphore called name with permits permits,
@@ -88,9 +141,13 @@ func (c *Client) NewSemaphore(name string, permits int, ttl time.Duration, opts 
 		return nil, fmt.Errorf("%w: permits %d outside [1, %d]", ErrInvalidOption, permits, MaxPermits)
 	}
 	k := c.Key(name)
+	var starve string
+	if st := cmp.Or(o.StarvationThreshold, DefaultSemaphoreStarvation); st > 0 && !o.FIFO {
+		starve = strconv.FormatInt(int64((st+time.Millisecond-1)/time.Millisecond), 10)
+	}
 	return &Semaphore{
-		c: c, name: name, permits: permits, ttlMS: ms, queueMS: queueTTL(ms), fifo: o.FIFO, refresh: o.AutoRefresh,
-		keys: []string{k + ":sem", k + ":semz", k + ":semq"}, wake: k + ":wake",
+		c: c, name: name, permits: permits, ttlMS: ms, queueMS: queueTTL(ms), fifo: o.FIFO, refresh: o.AutoRefresh, starve: starve,
+		keys: []string{k + ":sem", k + ":semz"}, wake: k + ":wake",
 	}, nil
 }
 
@@ -119,21 +176,28 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 		return nil, notObtained(s.name, err) // no call to abandon
 	}
 	start := time.Now()
-	l, _, err := s.try(ctx, n, "", false)
+	l, _, err := s.try(ctx, n, "")
 	s.c.acquired(ctx, s.name, "semaphore", start, 1, l, err)
 	return l, err
 }
 
 // Acquire takes n permits, waiting until they are free (FIFO: until the
-// caller is the queue's head and they are free). It blocks until the lease
-// is granted or ctx is done, retrying on every wake-up and otherwise when
-// the next hold expires. When ctx ends first it returns ErrNotObtained
-// joined with ctx.Err(); ErrInvalidOption when n is outside [1, Permits] or
-// above the limit SetPermits stored. Connection failures are retried as
+// caller is the oldest waiter and they are free; without FIFO, also until
+// no starving waiter needs them, see SemaphoreOptions.StarvationThreshold).
+// It blocks until the lease is granted or ctx is done. A refused caller is
+// listed among the semaphore's waiters and retries when woken on its own
+// channel (a release wakes one waiter per freed permit that fits, see
+// Semaphore), and otherwise when the next hold expires or a third of its
+// entry's lifetime has passed. While other Acquires of the name wait on
+// this Client, it subscribes to its channel before its first try (one
+// round trip on the Subscriber's connection). When ctx ends first it returns ErrNotObtained
+// joined with ctx.Err(); ErrInvalidOption when n is outside [1, Permits]
+// or above the limit SetPermits stored. Connection failures are retried as
 // Mutex.Lock retries them (with a ctx without deadline, for at most
 // Options.UnreachableTimeout, then ErrUnreachable); another Scripter error
-// is returned at once. On any error nothing is held (a FIFO waiter
-// leaves the queue in one bounded background call).
+// is returned at once. On any error nothing is held, and a caller that was
+// listed leaves the waiters in one bounded background call (sem_cancel.lua,
+// which hands a wake-up it was given on to the next waiter that fits).
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.c.begin(ctx); err != nil {
 		return nil, err
@@ -142,22 +206,61 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.validN(n); err != nil {
 		return nil, err
 	}
-	var (
-		waiter string
-		own    []string // a FIFO waiter's channel: a release that frees its permits wakes it there
-	)
-	if s.fifo {
-		waiter = newToken()
-		own = []string{s.wake + ":" + waiter}
+	// The waiter's own channel: a release whose freed permits fit wakes
+	// it there (the shared wake channel carries no semaphore wake-ups).
+	waiter := newToken()
+	own := s.wake + ":" + waiter
+	// While other Acquires of this name and Client wait, the first try will
+	// likely be refused: subscribe to the own channel before it, so that
+	// no wake-up sent after the try listed this waiter can be lost, and
+	// the retry wait makes right after it subscribes needs no call unless
+	// a wake-up came (see early).
+	var early <-chan struct{}
+	if v, ok := semWaiting.Load(semName{s.c, s.name}); ok && v.(*atomic.Int32).Load() > 0 {
+		var leave func(bool)
+		early, leave = s.c.joinWake(ctx, own, false)
+		defer leave(false)
 	}
-	start, tries := time.Now(), 0
-	l, err := s.c.wait(ctx, s.name, false, own, func(ctx context.Context) (*Lease, time.Duration, error) {
-		tries++
-		return s.try(ctx, n, waiter, true)
+	start, calls, refused := time.Now(), 0, false
+	var (
+		pttl    time.Duration
+		waiting *atomic.Int32 // this Acquire's count in semWaiting, once refused
+	)
+	l, err := s.c.wait(ctx, s.name, false, []string{own}, func(ctx context.Context) (*Lease, time.Duration, error) {
+		if early != nil {
+			select {
+			case <-early:
+			default:
+				if refused {
+					// wait's retry after its first refusal: nothing was
+					// lost, since the waiter has been subscribed since
+					// before it was listed, and no wake-up came.
+					refused = false
+					return nil, pttl, fmt.Errorf("%w: %q", ErrNotObtained, s.name)
+				}
+			}
+		}
+		calls++
+		l, wait, err := s.try(ctx, n, waiter)
+		if errors.Is(err, ErrNotObtained) {
+			if calls == 1 {
+				refused = true
+			}
+			pttl = wait
+			if waiting == nil {
+				v, _ := semWaiting.LoadOrStore(semName{s.c, s.name}, new(atomic.Int32))
+				waiting = v.(*atomic.Int32)
+				waiting.Add(1)
+			}
+		}
+		return l, wait, err
 	})
-	s.c.acquired(ctx, s.name, "semaphore", start, tries, l, err)
-	if err != nil && s.fifo && tries > 0 {
-		s.cancel("", "", "0", waiter)
+	if waiting != nil && waiting.Add(-1) == 0 {
+		semWaiting.CompareAndDelete(semName{s.c, s.name}, waiting)
+	}
+	s.c.acquired(ctx, s.name, "semaphore", start, calls, l, err)
+	if err != nil && calls > 0 {
+		s.cancel("", "", "0", waiter) // leave the waiters, handing on a wake-up
 	}
 	return l, err
 }
@@ -259,23 +362,23 @@ func (s *Semaphore) validN(n int) error {
 }
 
 // try runs the acquire script once, as a call with a fresh id that names
-// the hold it grants (and is its owner token). waiter queues a FIFO
-// Acquire; wait marks a refusal as waited for. When refused it returns
+// the hold it grants (and is its owner token). waiter (empty for
+// TryAcquire) lists an Acquire among the waiters when refused. When refused it returns
 // ErrNotObtained and the time to wait at most before retrying. When the
 // call's outcome is unknown it is abandoned in the background.
-func (s *Semaphore) try(ctx context.Context, n int, waiter string, wait bool) (*Lease, time.Duration, error) {
+func (s *Semaphore) try(ctx context.Context, n int, waiter string) (*Lease, time.Duration, error) {
 	id := newToken()
-	var qttl, waited, fifo string
-	if waiter != "" {
-		qttl = strconv.FormatInt(s.queueMS, 10)
+	args := append(make([]string, 0, 9), id, strconv.FormatInt(s.ttlMS, 10), strconv.Itoa(n), strconv.Itoa(s.permits), s.wake)
+	switch {
+	case waiter != "" && s.fifo:
+		args = append(args, waiter, strconv.FormatInt(s.queueMS, 10), "1")
+	case waiter != "" && s.starve != "":
+		args = append(args, waiter, strconv.FormatInt(s.queueMS, 10), "", s.starve)
+	case waiter != "":
+		args = append(args, waiter, strconv.FormatInt(s.queueMS, 10))
+	case s.fifo:
+		args = append(args, "", "", "1")
 	}
-	if wait && !s.fifo {
-		waited = "1"
-	}
-	if s.fifo {
-		fifo = "1"
-	}
-	args := []string{id, id, strconv.FormatInt(s.ttlMS, 10), strconv.Itoa(n), strconv.Itoa(s.permits), waiter, qttl, s.wake, waited, fifo}
 	start := time.Now()
 	r, err := s.c.run(ctx, scriptSemAcquire, s.keys, args)
 	var v [2]int64

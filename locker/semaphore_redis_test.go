@@ -2,7 +2,9 @@ package locker_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,7 +256,7 @@ func TestSemaphoreRedisFIFO(t *testing.T) {
 	for k := range e.hash(c.Key("f") + ":sem") {
 		assert.False(t, strings.HasPrefix(k, "h:") || strings.HasPrefix(k, "q:"), "field %q left: nothing may be queued or held", k)
 	}
-	q, err := e.rdb.ZRangeArgs(e.ctx, redis.ZRangeArgs{Key: c.Key("f") + ":semq", Start: "(0", Stop: "+inf", ByScore: true}).Result()
+	q, err := e.rdb.ZRangeArgs(e.ctx, redis.ZRangeArgs{Key: c.Key("f") + ":semz", Start: "-inf", Stop: "(0", ByScore: true}).Result()
 	require.NoError(t, err)
 	assert.Empty(t, q, "nobody queued")
 }
@@ -274,4 +276,77 @@ func TestSemaphoreRedisAutoRefresh(t *testing.T) {
 	require.ErrorIs(t, err, locker.ErrNotObtained, "the permit is still taken")
 	require.NoError(t, l.Unlock(e.ctx))
 	assert.Empty(t, e.keys())
+}
+
+// TestSemaphoreRedisWakes pins down the waiters' bookkeeping in the
+// scripts: a release wakes the oldest waiter that fits on its own channel
+// and promises it the permits ('k'), one wake-up per freed permit; a woken
+// waiter that tries and is refused (a barger took the permit) gives the
+// promise back and hands the wake-up on when permits are free; a waiter
+// that leaves hands it on too; 'c' counts the waiters.
+func TestSemaphoreRedisWakes(t *testing.T) {
+	e := newRedisEnv(t)
+	keys := []string{e.prefix + "{w}:sem", e.prefix + "{w}:semz"}
+	wake := e.prefix + "{w}:wake"
+	acq := func(id string, n int, waiter string) []int64 {
+		args := []any{id, "10000", strconv.Itoa(n), "3", wake}
+		if waiter != "" {
+			args = append(args, waiter, "5000") // never starves
+		}
+		return e.ints(e.eval("sem_acquire", keys, args...))
+	}
+	for i := range 3 {
+		require.Equal(t, int64(1), acq(fmt.Sprint("h", i), 1, "")[0])
+	}
+	ws := []string{"a", "b", "c"}
+	chans := map[string]*wakeCounter{}
+	for _, w := range ws {
+		require.Equal(t, int64(0), acq("try-"+w, 1, w)[0], "%s is refused and listed", w)
+		chans[w] = e.subscribe(wake + ":" + w)
+	}
+	assert.Equal(t, "3", e.hash(keys[0])["c"], "three waiters")
+	assert.NotContains(t, e.hash(keys[0]), "k", "nothing promised")
+
+	// One release of one permit wakes a (the oldest), and only a.
+	n := chans["a"].published(func() {
+		e.eval("sem_release", keys, "h0", "h:h0", "", wake)
+	})
+	assert.Equal(t, 1, n, "a woken once")
+	for _, w := range ws[1:] {
+		assert.Zero(t, chans[w].published(func() {}), "%s not woken", w)
+	}
+	assert.Equal(t, "1", e.hash(keys[0])["k"], "one permit promised to a")
+
+	// A barger takes the permit; a's try is refused: the promise is given
+	// back, and with no permit free nobody is woken.
+	require.Equal(t, int64(1), acq("barger", 1, "")[0], "barging is allowed")
+	for _, w := range ws {
+		assert.Zero(t, chans[w].published(func() {
+			if w == "a" {
+				require.Equal(t, int64(0), acq("try2-a", 1, "a")[0])
+			}
+		}), "nobody woken by a's refused try")
+	}
+	assert.NotContains(t, e.hash(keys[0]), "k", "a's promise given back")
+
+	// The next release wakes a again; a leaves instead of trying (its
+	// context ended): the wake-up passes to b.
+	assert.Equal(t, 1, chans["a"].published(func() {
+		e.eval("sem_release", keys, "h1", "h:h1", "", wake)
+	}))
+	assert.Equal(t, 1, chans["b"].published(func() {
+		e.eval("sem_cancel", keys, "", "", "0", "a", wake)
+	}), "a's leaving hands its wake-up to b")
+	assert.Zero(t, chans["c"].published(func() {}))
+	h := e.hash(keys[0])
+	assert.Equal(t, "1", h["k"], "one permit promised, to b")
+	assert.Equal(t, "2", h["c"], "b and c wait")
+
+	// b is granted; c's try is refused (no permit free) and c leaves.
+	require.Equal(t, int64(1), acq("try2-b", 1, "b")[0])
+	require.Equal(t, int64(0), acq("try2-c", 1, "c")[0])
+	e.eval("sem_cancel", keys, "", "", "0", "c", wake)
+	h = e.hash(keys[0])
+	assert.NotContains(t, h, "k")
+	assert.NotContains(t, h, "c", "nobody waits")
 }

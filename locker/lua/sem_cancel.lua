@@ -1,17 +1,17 @@
 -- sem_cancel.lua: the clean-up of a semaphore acquire or SetPermits call
--- whose outcome is unknown to its caller, or of a FIFO waiter that gives
--- up: drop the hold that call may have granted (only that call's, named by
+-- whose outcome is unknown to its caller, or of a waiting Acquire that
+-- gives up: drop the hold that call may have granted (only that call's, named by
 -- its id), undo the limit it may have stored (while no later SetPermits
--- replaced it: see sem_permits.lua), drop the waiter's queue entry, and
--- refuse the call should it still arrive.
+-- replaced it: see sem_permits.lua), remove the waiter, and
+-- refuse the call should it still arrive. A waiter that leaves hands a
+-- wake-up it was given on to the next waiter that fits.
 --
 -- KEYS[1]  semaphore hash  <prefix>{<name>}:sem
 -- KEYS[2]  expiries        <prefix>{<name>}:semz
--- KEYS[3]  FIFO queue      <prefix>{<name>}:semq
 -- ARGV[1]  owner token of the call ('' for none)
 -- ARGV[2]  call id ('' for none)
 -- ARGV[3]  ms to refuse the call ARGV[2] should it arrive; 0: do not
--- ARGV[4]  waiter id to dequeue ('' for none)
+-- ARGV[4]  waiter id to remove from the waiters ('' for none)
 -- ARGV[5]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --
 -- Reply: 1, always. Wakes who can use what it freed (or a limit it
@@ -22,7 +22,7 @@
 local owner, id, refuse, waiter = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 if id ~= '' then
   local h = hold('h:' .. id)
-  if h and h[5] == owner then
+  if h and id == owner then
     dropHold('h:' .. id, h)
   end
   local undo = redis.call('HGET', H, 'u')
@@ -44,10 +44,8 @@ if id ~= '' then
     redis.call('ZADD', Z, now + refuse, 'x:' .. id)
   end
 end
-if waiter ~= '' and redis.call('ZREM', Q, waiter) == 1 then
-  redis.call('HDEL', H, 'q:' .. waiter)
-  redis.call('ZREM', Z, 'q:' .. waiter)
-  moved = true
+if waiter ~= '' then
+  leave(waiter)
 end
 finish(ARGV[5])
 return 1

@@ -2,8 +2,7 @@
 --
 -- KEYS[1]  semaphore hash  <prefix>{<name>}:sem
 -- KEYS[2]  expiries        <prefix>{<name>}:semz
--- KEYS[3]  FIFO queue      <prefix>{<name>}:semq
--- ARGV[1]  owner token
+-- ARGV[1]  owner token (the call id that granted the hold)
 -- ARGV[2]  hold field      'h:<call id>'
 -- ARGV[3]  ttl in milliseconds
 -- ARGV[4]  extend number: increases with every extend of one lease; an
@@ -17,7 +16,7 @@
 -- @include sem_prelude.lua
 
 local h, n = hold(ARGV[2]), tonumber(ARGV[4])
-if h and h[5] == ARGV[1] then
+if h and ARGV[2] == 'h:' .. ARGV[1] then
   if h[3] > n then
     finish(ARGV[5])
     return 2

@@ -5,7 +5,6 @@
 --
 -- KEYS[1]  semaphore hash  <prefix>{<name>}:sem
 -- KEYS[2]  expiries        <prefix>{<name>}:semz
--- KEYS[3]  FIFO queue      <prefix>{<name>}:semq
 -- ARGV[1]  the limit, at least 1; '' clears it (each client's own again)
 -- ARGV[2]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 -- ARGV[3]  call id

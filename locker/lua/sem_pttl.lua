@@ -2,8 +2,7 @@
 --
 -- KEYS[1]  semaphore hash  <prefix>{<name>}:sem
 -- KEYS[2]  expiries        <prefix>{<name>}:semz
--- KEYS[3]  FIFO queue      <prefix>{<name>}:semq
--- ARGV[1]  owner token
+-- ARGV[1]  owner token (the call id that granted the hold)
 -- ARGV[2]  hold field      'h:<call id>'
 -- ARGV[3]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --
@@ -14,7 +13,7 @@
 
 local h = hold(ARGV[2])
 finish(ARGV[3])
-if h and h[5] == ARGV[1] then
+if h and ARGV[2] == 'h:' .. ARGV[1] then
   return {1, h[1] - now}
 end
 return {0, 0}
