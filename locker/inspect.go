@@ -28,9 +28,9 @@ func Fingerprint(token string) string {
 }
 
 // LockState is a snapshot of one lock name as Inspect read it in one script
-// call: its mutex and its read-write lock (two different locks that share
-// the name and its Cluster slot). Holds, queue entries and intents whose
-// expiry had passed are not counted.
+// call: its mutex, its read-write lock and its semaphore (three different
+// locks that share the name and its Cluster slot). Holds, queue entries,
+// waiters and intents whose expiry had passed are not counted.
 type LockState struct {
 	// Name is the lock's name.
 	Name string
@@ -41,6 +41,8 @@ type LockState struct {
 	Mutex MutexState
 	// RW is the state of the RWMutex of this name.
 	RW RWState
+	// Semaphore is the state of the Semaphore of this name.
+	Semaphore SemaphoreState
 }
 
 // MutexState is the state of a Mutex.
@@ -92,17 +94,59 @@ type RWState struct {
 	LastWriteFence int64
 }
 
-// Free reports whether nothing holds or waits for either lock of the name.
-func (s LockState) Free() bool {
-	return !s.Mutex.Held && s.Mutex.Queue == 0 && s.RW.Readers == 0 && !s.RW.Writer && s.RW.WaitingWriters == 0
+// SemaphoreState is the state of a Semaphore.
+type SemaphoreState struct {
+	// Limit is the permit limit in force: the one SetPermits stored, else
+	// the one the last acquire passed; 0 when the name has no semaphore
+	// state (nothing held, nobody waits, no stored limit).
+	Limit int
+	// LimitSet reports whether SetPermits stored Limit (it then holds for
+	// every client until SetPermits(ctx, 0)).
+	LimitSet bool
+	// Held counts the permits of the live holds.
+	Held int
+	// Holds counts the live holds (one per lease).
+	Holds int
+	// Holders lists live holds, oldest grant first: all of them, or the
+	// first MaxInspectHolders when there are more (Holds counts them all).
+	Holders []SemaphoreHolder
+	// Waiting counts the Acquire calls waiting for permits.
+	Waiting int
+	// WaitingHead is the Fingerprint of the oldest waiter's id, "" when
+	// nobody waits.
+	WaitingHead string
 }
 
-// Inspect reads the state of the Mutex and the RWMutex called name in one
-// round trip (one read-only script on the name's Cluster slot). It blocks
+// SemaphoreHolder is one hold of a Semaphore.
+type SemaphoreHolder struct {
+	// Owner is the Fingerprint of the hold's owner token (the lease's
+	// Token).
+	Owner string
+	// Permits counts the permits the hold took.
+	Permits int
+	// TTL is the time the hold has left.
+	TTL time.Duration
+	// Fence is the hold's fence.
+	Fence int64
+}
+
+// MaxInspectHolders bounds the semaphore holders Inspect lists.
+const MaxInspectHolders = 100
+
+// Free reports whether nothing holds or waits for any lock of the name.
+func (s LockState) Free() bool {
+	return !s.Mutex.Held && s.Mutex.Queue == 0 && s.RW.Readers == 0 && !s.RW.Writer && s.RW.WaitingWriters == 0 &&
+		s.Semaphore.Holds == 0 && s.Semaphore.Waiting == 0
+}
+
+// Inspect reads the state of the Mutex, the RWMutex and the Semaphore
+// called name in one round trip (one read-only script on the name's
+// Cluster slot). It blocks
 // for that round trip, retrying a passing server state (TRYAGAIN during a
 // slot migration, LOADING, ...) a few times while ctx lives. It changes
 // nothing in Redis, not even expired fields; its server cost grows with
-// the FIFO queue and the number of read holds. Owner tokens and waiter ids
+// the FIFO queue, the number of read holds and the semaphore's holds and
+// waiters (it lists at most MaxInspectHolders). Owner tokens and waiter ids
 // are reported only as their Fingerprint. It fails with ErrClosed,
 // ErrNilContext, ErrInvalidName (empty, or longer than MaxNameLen), ctx's
 // error, the Scripter's error, or ErrUnexpectedReply. Inspect is safe for
@@ -118,8 +162,8 @@ func (c *Client) Inspect(ctx context.Context, name string) (LockState, error) {
 		return LockState{}, fmt.Errorf("locker: inspect %q: %w", name, err)
 	}
 	k := c.Key(name)
-	keys := []string{k, k + ":q", k + ":qx", k + ":rw"}
-	args := []string{strconv.Itoa(FingerprintLen)}
+	keys := []string{k, k + ":q", k + ":qx", k + ":rw", k + ":sem", k + ":semz"}
+	args := []string{strconv.Itoa(FingerprintLen), strconv.Itoa(MaxInspectHolders)}
 	r, err := c.retryTransient(ctx, scriptInspect, func() (any, error) {
 		return c.run(ctx, scriptInspect, keys, args)
 	})
@@ -132,19 +176,21 @@ func (c *Client) Inspect(ctx context.Context, name string) (LockState, error) {
 // decodeState decodes inspect.lua's reply.
 func decodeState(name string, r any) (LockState, error) {
 	a, ok := r.([]any)
-	if !ok || len(a) != 16 {
-		return LockState{}, fmt.Errorf("%w: inspect: got %#v, want an array of 16", ErrUnexpectedReply, r)
+	if !ok || len(a) != 23 {
+		return LockState{}, fmt.Errorf("%w: inspect: got %#v, want an array of 23", ErrUnexpectedReply, r)
 	}
 	var bad error
-	n := func(i int) int64 {
-		x, ok := a[i].(int64)
+	// num and fp read element i of arr (a or a semaphore holder's array)
+	// and note the first element that is not what it should be.
+	num := func(arr []any, i int) int64 {
+		x, ok := arr[i].(int64)
 		if !ok && bad == nil {
-			bad = fmt.Errorf("%w: inspect: element %d is %#v, want an integer", ErrUnexpectedReply, i+1, a[i])
+			bad = fmt.Errorf("%w: inspect: element %d is %#v, want an integer", ErrUnexpectedReply, i+1, arr[i])
 		}
 		return x
 	}
-	s := func(i int) string {
-		switch x := a[i].(type) {
+	fp := func(arr []any, i int) string {
+		switch x := arr[i].(type) {
 		case string:
 			if len(x) > FingerprintLen || strings.Trim(x, "0123456789abcdef") != "" {
 				break
@@ -154,10 +200,12 @@ func decodeState(name string, r any) (LockState, error) {
 			return ""
 		}
 		if bad == nil {
-			bad = fmt.Errorf("%w: inspect: element %d is %#v, want a fingerprint", ErrUnexpectedReply, i+1, a[i])
+			bad = fmt.Errorf("%w: inspect: element %d is %#v, want a fingerprint", ErrUnexpectedReply, i+1, arr[i])
 		}
 		return ""
 	}
+	n := func(i int) int64 { return num(a, i) }
+	s := func(i int) string { return fp(a, i) }
 	ms := func(i int) time.Duration { return time.Duration(n(i)) * time.Millisecond }
 	st := LockState{
 		Name:       name,
@@ -175,6 +223,26 @@ func decodeState(name string, r any) (LockState, error) {
 	if st.RW.Writer {
 		st.RW.WriterFence = st.RW.LastWriteFence
 	}
+	st.Semaphore = SemaphoreState{
+		Limit: int(n(16)), LimitSet: n(17) == 1, Held: int(n(18)), Holds: int(n(19)),
+		Waiting: int(n(20)), WaitingHead: s(21),
+	}
+	hs, ok := a[22].([]any)
+	if !ok && bad == nil {
+		bad = fmt.Errorf("%w: inspect: element 23 is %#v, want an array", ErrUnexpectedReply, a[22])
+	}
+	for _, h := range hs {
+		e, ok := h.([]any)
+		if !ok || len(e) != 4 {
+			if bad == nil {
+				bad = fmt.Errorf("%w: inspect: a semaphore holder is %#v, want an array of 4", ErrUnexpectedReply, h)
+			}
+			break
+		}
+		st.Semaphore.Holders = append(st.Semaphore.Holders, SemaphoreHolder{
+			Owner: fp(e, 0), Permits: int(num(e, 1)), TTL: time.Duration(num(e, 2)) * time.Millisecond, Fence: num(e, 3),
+		})
+	}
 	if bad != nil {
 		return LockState{}, bad
 	}
@@ -183,9 +251,9 @@ func decodeState(name string, r any) (LockState, error) {
 
 // keySuffixes are the suffixes, after "<prefix>{<name>}", of the keys a
 // lock name may have: its mutex hash, FIFO queue, queue expiries, abandoned
-// calls, read-write hash and read expiries, and semaphore hash, expiries
-// and queue.
-var keySuffixes = []string{"", ":q", ":qx", ":x", ":rw", ":rwr", ":sem", ":semz", ":semq"}
+// calls, read-write hash and read expiries, and semaphore hash and
+// expiries (with its waiters).
+var keySuffixes = []string{"", ":q", ":qx", ":x", ":rw", ":rwr", ":sem", ":semz"}
 
 // nameUnescaper undoes nameEscaper.
 var nameUnescaper = strings.NewReplacer("%25", "%", "%7B", "{", "%7D", "}")
@@ -193,7 +261,7 @@ var nameUnescaper = strings.NewReplacer("%25", "%", "%7B", "{", "%7D", "}")
 // LockName returns the name of the lock that key belongs to, when key is
 // one of the keys of a Mutex, RWMutex or Semaphore under this Client's
 // prefix (its hash, "<key>:rw" or "<key>:rwr", the FIFO queue "<key>:q" or
-// "<key>:qx", "<key>:x", or "<key>:sem", "<key>:semz" or "<key>:semq"),
+// "<key>:qx", "<key>:x", or "<key>:sem" or "<key>:semz"),
 // and reports whether it is; claim markers and other keys give false. It is
 // the inverse of Key, for tools that find locks with SCAN (match
 // "<prefix>{*", with the prefix's glob characters escaped). It does not

@@ -23,6 +23,7 @@ func TestCLI(t *testing.T) {
 		t.Run("watch", func(t *testing.T) { testWatch(t, d) })
 		t.Run("release", func(t *testing.T) { testRelease(t, d) })
 		t.Run("flags-order", func(t *testing.T) { testFlagsOrder(t, d) })
+		t.Run("semaphore", func(t *testing.T) { testSemaphore(t, d) })
 	})
 }
 
@@ -337,4 +338,60 @@ func canonicalHash(r any) string {
 		m[fmt.Sprint(a[i])] = a[i+1]
 	}
 	return fmt.Sprint(m) // fmt sorts map keys
+}
+
+// testSemaphore checks that inspect, list and release --force show and
+// release a semaphore's holds, and that list names the other parts of a
+// MultiLock as held by the same owner.
+func testSemaphore(t *testing.T, d *deployment) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const name = "partner-api"
+	s, err := d.locks.NewSemaphore(name, 3, 30*time.Second, nil)
+	require.NoError(t, err)
+	one, err := s.TryAcquire(ctx, 2)
+	require.NoError(t, err)
+	ml, err := d.locks.NewMultiLock([]string{"part-a", "part-b"}, 30*time.Second, nil)
+	require.NoError(t, err)
+	parts, err := ml.TryLock(ctx)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, parts.Unlock(ctx)) }()
+
+	r := d.cli(t, "inspect", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "  sem     2 of 3 permits held  holds 1  waiting 0\n")
+	assert.Contains(t, r.stdout, fmt.Sprintf("holder %s  permits 2  fence %d  ttl ", locker.Fingerprint(one.Token()), one.Fence()))
+	assert.NotContains(t, r.stdout, one.Token(), "the owner token is a secret")
+
+	r = d.cli(t, "inspect", "--json", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	ss := decodeStates(t, r.stdout)
+	require.Len(t, ss, 1)
+	assert.False(t, ss[0].Free, "a held semaphore is not free")
+	assert.Equal(t, 3, ss[0].Semaphore.Limit)
+	assert.Equal(t, 2, ss[0].Semaphore.Held)
+	require.Len(t, ss[0].Semaphore.Holders, 1)
+	assert.Equal(t, locker.Fingerprint(one.Token()), ss[0].Semaphore.Holders[0].Owner)
+
+	r = d.cli(t, "list")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	lines := map[string]string{}
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			lines[f[0]] = l
+		}
+	}
+	require.Contains(t, lines, name, "list shows the held semaphore: %s", r.stdout)
+	assert.Contains(t, lines[name], " 2/3 ", "list shows the permits held of the limit")
+	require.Contains(t, lines, "part-a", r.stdout)
+	assert.Contains(t, lines["part-a"], " part-b ", "list names the other part of the MultiLock as held by the same owner")
+
+	r = d.cli(t, "release", "--force", "--yes-really", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, name+": semaphore released: 1 hold(s)")
+	_, err = one.TTL(ctx)
+	assert.ErrorIs(t, err, locker.ErrExpired, "the force-released semaphore lease is gone")
+	st, err := d.locks.Inspect(ctx, name)
+	require.NoError(t, err)
+	assert.True(t, st.Free(), "nothing holds the semaphore after release --force: %+v", st.Semaphore)
 }

@@ -20,8 +20,11 @@
 //	--json             print JSON instead of text
 //	--timeout D        bound on each Redis call (default 5s)
 //
-// Owner tokens are never shown: owners and waiters appear as their
-// fingerprint (locker.Fingerprint), which a holder can log to be recognised.
+// A name's mutex, read-write lock and semaphore are shown together; list's
+// SAME-OWNER column names the other locks whose mutex has the same owner
+// (the parts of one MultiLock share it). Owner tokens are never shown:
+// owners and waiters appear as their fingerprint (locker.Fingerprint),
+// which a holder can log to be recognised.
 //
 // Exit status: 0 done, 1 an operational error (Redis unreachable, refused
 // a command, ...), 2 a usage error (bad flags or arguments, a release
@@ -69,7 +72,7 @@ func (quiet) Printf(context.Context, string, ...any) {}
 const usage = `usage: scriptlock [flags] <command> [flags] [NAME...]
 
 commands:
-  inspect NAME...   show the state of the named locks (mutex and read-write lock)
+  inspect NAME...   show the state of the named locks (mutex, read-write lock, semaphore)
   list              find every lock under the prefix (SCAN, never KEYS) and show its state
   watch NAME        redraw the lock's state whenever it changes, until interrupted
   release --force --yes-really NAME

@@ -21,6 +21,7 @@ type stateJSON struct {
 	Free       bool      `json:"free"`
 	Mutex      mutexJSON `json:"mutex"`
 	RW         rwJSON    `json:"rw"`
+	Semaphore  semJSON   `json:"semaphore"`
 }
 
 type mutexJSON struct {
@@ -46,7 +47,29 @@ type rwJSON struct {
 	LastWriteFence int64  `json:"last_write_fence"`
 }
 
+type semJSON struct {
+	Limit       int          `json:"limit"`
+	LimitSet    bool         `json:"limit_set"`
+	Held        int          `json:"held"`
+	Holds       int          `json:"holds"`
+	Holders     []holderJSON `json:"holders"`
+	Waiting     int          `json:"waiting"`
+	WaitingHead string       `json:"waiting_head"`
+}
+
+type holderJSON struct {
+	Owner   string `json:"owner"`
+	Permits int    `json:"permits"`
+	TTLMS   int64  `json:"ttl_ms"`
+	Fence   int64  `json:"fence"`
+}
+
 func toJSON(s locker.LockState) stateJSON {
+	sem := s.Semaphore
+	holders := make([]holderJSON, 0, len(sem.Holders))
+	for _, h := range sem.Holders {
+		holders = append(holders, holderJSON{Owner: h.Owner, Permits: h.Permits, TTLMS: h.TTL.Milliseconds(), Fence: h.Fence})
+	}
 	return stateJSON{
 		Name: s.Name, ServerTime: s.ServerTime.UTC(), Free: s.Free(),
 		Mutex: mutexJSON{
@@ -58,6 +81,10 @@ func toJSON(s locker.LockState) stateJSON {
 			Writer: s.RW.Writer, WriterHolds: s.RW.WriterHolds, WriterFence: s.RW.WriterFence,
 			WriterTTLMS: s.RW.WriterTTL.Milliseconds(), WriterOwner: s.RW.WriterOwner,
 			WaitingWriters: s.RW.WaitingWriters, LastWriteFence: s.RW.LastWriteFence,
+		},
+		Semaphore: semJSON{
+			Limit: sem.Limit, LimitSet: sem.LimitSet, Held: sem.Held, Holds: sem.Holds, Holders: holders,
+			Waiting: sem.Waiting, WaitingHead: sem.WaitingHead,
 		},
 	}
 }
@@ -130,14 +157,76 @@ func writeState(w io.Writer, s locker.LockState) error {
 	if r.LastWriteFence > 0 {
 		fmt.Fprintf(&b, "          last write fence %d\n", r.LastWriteFence)
 	}
+	writeSemaphore(&b, s.Semaphore)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSemaphore adds a semaphore's lines to an inspect block: its limit
+// and permits held, each holder, and its waiters; nothing when the name
+// has no semaphore state.
+func writeSemaphore(b *strings.Builder, sem locker.SemaphoreState) {
+	if sem.Limit == 0 && sem.Holds == 0 && sem.Waiting == 0 {
+		return
+	}
+	set := ""
+	if sem.LimitSet {
+		set = " (SetPermits)"
+	}
+	fmt.Fprintf(b, "  sem     %d of %d permits held%s  holds %d  waiting %d", sem.Held, sem.Limit, set, sem.Holds, sem.Waiting)
+	if sem.Waiting > 0 {
+		fmt.Fprintf(b, "  head %s", sem.WaitingHead)
+	}
+	b.WriteString("\n")
+	for _, h := range sem.Holders {
+		fmt.Fprintf(b, "          holder %s  permits %d  fence %d  ttl %s\n", h.Owner, h.Permits, h.Fence, ttl(h.TTL))
+	}
+	if more := sem.Holds - len(sem.Holders); more > 0 {
+		fmt.Fprintf(b, "          ... and %d more holder(s)\n", more)
+	}
+}
+
+// semCell prints a semaphore's table cell: permits held of the limit,
+// "-" when the name has none.
+func semCell(sem locker.SemaphoreState) string {
+	if sem.Limit == 0 && sem.Holds == 0 && sem.Waiting == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", sem.Held, sem.Limit)
+}
+
+// partsCell prints the other names of a table whose mutex has the same
+// owner (a MultiLock's parts share their owner token, and so its
+// Fingerprint), "-" when none.
+func partsCell(s locker.LockState, byOwner map[string][]string) string {
+	if !s.Mutex.Held {
+		return "-"
+	}
+	var others []string
+	for _, n := range byOwner[s.Mutex.Owner] {
+		if n != s.Name {
+			others = append(others, display(n))
+		}
+	}
+	if len(others) == 0 {
+		return "-"
+	}
+	if len(others) > 3 {
+		others = append(others[:3], fmt.Sprintf("+%d", len(others)-3))
+	}
+	return strings.Join(others, ",")
 }
 
 // writeTable prints states as a table, one lock a row.
 func writeTable(w io.Writer, ss []locker.LockState) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tMUTEX\tFENCE\tTTL\tHOLDS\tOWNER\tQUEUE\tHEAD\tREADERS\tWRITER\tW-FENCE\tW-TTL\tW-WAITING")
+	byOwner := map[string][]string{}
+	for _, s := range ss {
+		if s.Mutex.Held {
+			byOwner[s.Mutex.Owner] = append(byOwner[s.Mutex.Owner], s.Name)
+		}
+	}
+	fmt.Fprintln(tw, "NAME\tMUTEX\tFENCE\tTTL\tHOLDS\tOWNER\tSAME-OWNER\tQUEUE\tHEAD\tREADERS\tWRITER\tW-FENCE\tW-TTL\tW-WAITING\tSEM\tS-HOLDS\tS-WAITING")
 	for _, s := range ss {
 		m, r := s.Mutex, s.RW
 		mutex, fence, mttl, holds := "free", "-", "-", "-"
@@ -148,9 +237,9 @@ func writeTable(w io.Writer, ss []locker.LockState) error {
 		if r.Writer {
 			writer, wfence, wttl = r.WriterOwner, strconv.FormatInt(r.WriterFence, 10), ttl(r.WriterTTL)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\n",
-			display(s.Name), mutex, fence, mttl, holds, dash(m.Owner), m.Queue, dash(m.QueueHead),
-			r.Readers, writer, wfence, wttl, r.WaitingWriters)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%d\t%d\n",
+			display(s.Name), mutex, fence, mttl, holds, dash(m.Owner), partsCell(s, byOwner), m.Queue, dash(m.QueueHead),
+			r.Readers, writer, wfence, wttl, r.WaitingWriters, semCell(s.Semaphore), s.Semaphore.Holds, s.Semaphore.Waiting)
 	}
 	return tw.Flush()
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/scriptlock/scriptlock/locker"
 )
 
-// cmdRelease ends the current holders' leases of one lock name (its mutex
-// and its read-write lock) with locker.ForceRelease: an operator's escape
+// cmdRelease ends the current holders' leases of one lock name (its mutex,
+// its read-write lock and its semaphore) with locker.ForceRelease: an operator's escape
 // hatch for a holder that is gone or stuck. It needs both --force and
 // --yes-really; without them it changes nothing, shows what it would end
 // (when Redis answers) and exits with status 2. With them it reads the
@@ -54,7 +54,7 @@ func cmdRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	before := st[0]
 	var dropped locker.Forced
-	if before.Mutex.Held || before.RW.Readers > 0 || before.RW.Writer {
+	if before.Mutex.Held || before.RW.Readers > 0 || before.RW.Writer || before.Semaphore.Holds > 0 {
 		cctx, cancel := c.call(ctx)
 		dropped, err = c.locks.ForceRelease(cctx, name, before.ServerTime)
 		cancel()
@@ -65,7 +65,7 @@ func cmdRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if cfg.json {
 		err = writeJSON(stdout, releaseJSON{
 			Name: name, Before: toJSON(before),
-			Released: forcedJSON{MutexHolds: dropped.MutexHolds, RWHolds: dropped.RWHolds},
+			Released: forcedJSON{MutexHolds: dropped.MutexHolds, RWHolds: dropped.RWHolds, SemaphoreHolds: dropped.SemaphoreHolds},
 		})
 	} else {
 		err = writeRelease(stdout, before, dropped)
@@ -83,8 +83,9 @@ type releaseJSON struct {
 }
 
 type forcedJSON struct {
-	MutexHolds int `json:"mutex_holds"`
-	RWHolds    int `json:"rw_holds"`
+	MutexHolds     int `json:"mutex_holds"`
+	RWHolds        int `json:"rw_holds"`
+	SemaphoreHolds int `json:"semaphore_holds"`
 }
 
 func writeRelease(w io.Writer, before locker.LockState, d locker.Forced) error {
@@ -99,6 +100,9 @@ func writeRelease(w io.Writer, before locker.LockState, d locker.Forced) error {
 	}
 	if d.RWHolds > 0 {
 		fmt.Fprintf(w, "%s: read-write lock released: %d hold(s)\n", name, d.RWHolds)
+	}
+	if d.SemaphoreHolds > 0 {
+		fmt.Fprintf(w, "%s: semaphore released: %d hold(s)\n", name, d.SemaphoreHolds)
 	}
 	_, err := fmt.Fprintf(w, "waiters were woken; the old holders see the loss at their next renewal, Extend, TTL or Unlock\n")
 	return err

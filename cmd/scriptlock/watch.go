@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/scriptlock/scriptlock/locker"
@@ -83,7 +84,18 @@ func changed(a, b locker.LockState) bool {
 	a.Mutex.TTL, b.Mutex.TTL = 0, 0
 	a.RW.ReadTTL, b.RW.ReadTTL = 0, 0
 	a.RW.WriterTTL, b.RW.WriterTTL = 0, 0
-	return a != b
+	a.Semaphore.Holders, b.Semaphore.Holders = withoutTTL(a.Semaphore.Holders), withoutTTL(b.Semaphore.Holders)
+	return !reflect.DeepEqual(a, b)
+}
+
+// withoutTTL returns a copy of hs with every TTL 0.
+func withoutTTL(hs []locker.SemaphoreHolder) []locker.SemaphoreHolder {
+	out := make([]locker.SemaphoreHolder, len(hs))
+	for i, h := range hs {
+		h.TTL = 0
+		out[i] = h
+	}
+	return out
 }
 
 // drawState prints one state of a watch.

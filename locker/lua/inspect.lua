@@ -1,14 +1,19 @@
--- inspect.lua: the state of the mutex and the read-write lock of one name,
--- read-only: only read commands and TIME, nothing purged or changed.
+-- inspect.lua: the state of the mutex, the read-write lock and the
+-- semaphore of one name, read-only: only read commands and TIME, nothing
+-- purged or changed.
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}
 -- KEYS[2]  waiter queue    <prefix>{<name>}:q (sorted set: waiter id by arrival)
 -- KEYS[3]  waiter expiries <prefix>{<name>}:qx (hash: waiter id -> "<expiry
 --                          ms>:<ttl>:<owner>", see acquire.lua)
 -- KEYS[4]  read-write hash <prefix>{<name>}:rw (fields as in rw_prelude.lua)
+-- KEYS[5]  semaphore hash  <prefix>{<name>}:sem (fields as in sem_prelude.lua)
+-- KEYS[6]  semaphore set   <prefix>{<name>}:semz (waiters 'a:<id>' by arrival,
+--                          below 0)
 -- ARGV[1]  fingerprint length in hex digits (of redis.sha1hex of a token)
+-- ARGV[2]  most semaphore holders to list
 --
--- Reply: an array of 16 integers and strings, in this order:
+-- Reply: an array of 23 integers, strings and one array, in this order:
 --   1 server time in µs (TIME)
 --   mutex:  2 held (1/0), 3 fence, 4 pttl ms, 5 holds ('h:' fields),
 --           6 owner fingerprint ('' when free),
@@ -18,6 +23,13 @@
 --           13 writer's fingerprint ('' when none), 14 live writer intents,
 --           15 last write fence ('f', 0 when none),
 --           16 distinct owners of the live read holds
+--   sem:    17 permit limit (SetPermits' 'n', else the last acquire's 'm';
+--           0 when no semaphore), 18 1 when SetPermits stored it,
+--           19 permits held by live holds, 20 live holds,
+--           21 live waiters, 22 oldest live waiter's fingerprint,
+--           23 up to ARGV[2] live holds, oldest grant first, each
+--           {fingerprint of its owner token (its call id), permits, pttl
+--           ms, fence}
 -- Tokens and ids never leave Redis: only the first ARGV[1] hex digits of
 -- their SHA-1. Queue entries, holds and intents whose expiry (server time)
 -- has passed are not counted; a mutex hash has no expired holds (its key
@@ -111,5 +123,51 @@ do
   end
 end
 
+-- The semaphore: holds 'h:<id>' "<expiry>:<permits>:<extend n>:<fence>",
+-- waiters 'q:<id>' "<expiry>:<permits>:..." in arrival order ('a:<id>').
+local limit, limitSet, permits, semHolds, waiting, semHead = 0, 0, 0, 0, 0, nil
+local holders = {}
+do
+  local all = redis.call('HGETALL', KEYS[5])
+  local live, queue = {}, {}
+  for j = 1, #all, 2 do
+    local k, v = all[j], all[j + 1]
+    local kind = string.sub(k, 1, 2)
+    if k == 'n' then
+      limit, limitSet = tonumber(v) or 0, 1
+    elseif k == 'm' and limitSet == 0 then
+      limit = tonumber(v) or 0
+    elseif kind == 'h:' then
+      local e, p, _, f = string.match(v, '^(%d+):(%d+):(%d+):(%d+)')
+      e = tonumber(e)
+      if e and e > now then
+        permits = permits + tonumber(p)
+        semHolds = semHolds + 1
+        live[#live + 1] = {string.sub(k, 3), tonumber(p), e - now, tonumber(f)}
+      end
+    elseif kind == 'q:' then
+      local e = tonumber(string.match(v, '^(%d+)'))
+      if e and e > now then
+        queue[string.sub(k, 3)] = true
+        waiting = waiting + 1
+      end
+    end
+  end
+  if waiting > 0 then
+    for _, a in ipairs(redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(0')) do
+      if queue[string.sub(a, 3)] then
+        semHead = string.sub(a, 3)
+        break
+      end
+    end
+  end
+  table.sort(live, function(x, y) return x[4] < y[4] end)
+  for i = 1, math.min(#live, tonumber(ARGV[2])) do
+    local h = live[i]
+    holders[#holders + 1] = {fp(h[1]), h[2], h[3], h[4]}
+  end
+end
+
 return {micros, held, fence, pttl, holds, fp(owner), queued, fp(head),
-  readers, rpttl, writes, wpttl, fp(writer), intents, wfence, distinct}
+  readers, rpttl, writes, wpttl, fp(writer), intents, wfence, distinct,
+  limit, limitSet, permits, semHolds, waiting, fp(semHead), holders}
