@@ -62,25 +62,28 @@ func mustReadScripts() map[string]luaScript {
 }
 
 // readLua reads lua/<name>.lua with every "-- @include <file>" line
-// replaced by that file, as the core assembles its scripts.
+// replaced by that file, itself read the same way, and a file already
+// included dropped, as the core assembles its scripts.
 func readLua(name string) string {
-	b, err := os.ReadFile(filepath.Join("lua", name+".lua"))
+	var out strings.Builder
+	readInto(&out, name+".lua", map[string]bool{})
+	return out.String()
+}
+
+func readInto(out *strings.Builder, file string, seen map[string]bool) {
+	seen[file] = true
+	b, err := os.ReadFile(filepath.Join("lua", file))
 	if err != nil {
 		panic(err)
 	}
-	var out strings.Builder
 	for _, line := range strings.SplitAfter(string(b), "\n") {
-		if inc, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "-- @include "); ok {
-			ib, err := os.ReadFile(filepath.Join("lua", inc))
-			if err != nil {
-				panic(err)
-			}
-			out.Write(ib)
-			continue
+		inc, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "-- @include ")
+		if !ok {
+			out.WriteString(line)
+		} else if !seen[inc] {
+			readInto(out, inc, seen)
 		}
-		out.WriteString(line)
 	}
-	return out.String()
 }
 
 func sha1Hex(s string) string {

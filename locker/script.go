@@ -41,30 +41,35 @@ func mustReadOnly(name string) *script {
 }
 
 // includePrefix marks a line that is replaced by another embedded file:
-// Redis has no include, and the read-write scripts share their start.
+// Redis has no include, and the scripts share their preludes.
 const includePrefix = "-- @include "
 
 // assemble returns the source of lua/<name>.lua with every
-// "-- @include <file>" line replaced by that file's text.
+// "-- @include <file>" line replaced by that file's text, assembled the
+// same way (a prelude may include another); a file already included in
+// this script is not included again (its line is dropped), so two
+// preludes may both include the one they share.
 func assemble(name string) string {
-	b, err := luaFS.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic("locker: missing embedded script " + name) // a build defect, not user input
-	}
 	var out strings.Builder
+	include(&out, name+".lua", map[string]bool{})
+	return out.String()
+}
+
+func include(out *strings.Builder, file string, seen map[string]bool) {
+	seen[file] = true
+	b, err := luaFS.ReadFile("lua/" + file)
+	if err != nil {
+		panic("locker: missing embedded script " + file) // a build defect, not user input
+	}
 	for _, line := range strings.SplitAfter(string(b), "\n") {
 		inc, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), includePrefix)
-		if !ok {
+		switch {
+		case !ok:
 			out.WriteString(line)
-			continue
+		case !seen[inc]:
+			include(out, inc, seen)
 		}
-		ib, err := luaFS.ReadFile("lua/" + inc)
-		if err != nil {
-			panic("locker: " + name + ".lua includes missing " + inc)
-		}
-		out.Write(ib)
 	}
-	return out.String()
 }
 
 var (
