@@ -127,7 +127,7 @@ func (st *nodeState) masterAddr() string {
 // state asks s for CLUSTER INFO, INFO replication and CLUSTER SLOTS over one
 // connection.
 func (s *Server) state(ctx context.Context) (*nodeState, error) {
-	c, err := dial(ctx, s.Addr)
+	c, err := dial(ctx, s.Addr, s.dialer)
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: %s: %w", s.Addr, err)
 	}
