@@ -1,6 +1,8 @@
 package conformance_test
 
 import (
+	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -91,11 +93,24 @@ func TestEveryGroupRuns(t *testing.T) {
 
 // TestMain fails the run if any goroutine outlives the tests: every client
 // the suite opened must have been closed, and nothing in the core may keep
-// running after its calls return.
+// running after its calls return. After the tests it prints the verdict
+// (conformance.WriteVerdict): a table of every rule, driver and deployment.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
+	goleak.VerifyTestMain(verdictM{m},
 		// rueidis v1.0.79's cluster client leaves a 5 s sleep behind after
 		// a slot refresh, even after Close (upstream; it ends by itself).
 		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
 	)
+}
+
+// verdictM runs the tests, then prints the verdict.
+type verdictM struct{ m *testing.M }
+
+func (v verdictM) Run() int {
+	code := v.m.Run()
+	if err := conformance.WriteVerdict(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance: writing the verdict:", err)
+		code = 1
+	}
+	return code
 }

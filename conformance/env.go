@@ -38,6 +38,13 @@ type testCase struct {
 	// (Quorum/SilentMinority). Such cases run first on their deployment
 	// too, each with no other case of any deployment running.
 	quiet string
+	// needs, when set, says what the rule does that needs more than an
+	// application's ACL user (admin commands such as DEBUG, CLIENT PAUSE or
+	// KILL, SCRIPT FLUSH, CONFIG, INFO, ACL, Cluster administration; or
+	// servers the suite starts, stops or restarts itself), as a phrase
+	// following "it": the safe profile (see EnvSuite) reports such a rule
+	// not applicable with that reason, and runs only rules without it.
+	needs string
 }
 
 // caseTimeout bounds every case.
@@ -50,13 +57,20 @@ type deployment struct {
 	// closed by t.Cleanup: every case gets its own client, so that its
 	// connections, subscriptions and goroutines are its own.
 	connect func(t testing.TB) locker.Scripter
-	admin   admin
-	driver  Driver
-	addrs   []string
+	// conn is how connect connects (the deployment's URL settings).
+	conn   Conn
+	admin  admin
+	driver Driver
+	addrs  []string
 	// owned is set when the suite started the deployment's servers itself
 	// (no SCRIPTLOCK_REDIS_ADDR / SCRIPTLOCK_CLUSTER_ADDRS): only then may
 	// a rule restart or kill a node, or move its slots or masters.
 	owned bool
+	// profile is the profile the deployment runs (ProfileSafe or
+	// ProfileFull), and profileWhy why.
+	profile, profileWhy string
+	// server names the deployment's server, "Redis 7.0.15", or "".
+	server string
 
 	// record, when set, is told each case's outcome once it ended: whether
 	// it was skipped, and why when it was found not applicable.
