@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -189,6 +190,9 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 			if !d.clusterSupport() {
 				t.Skipf("driver %s declares no Cluster support", d.Name)
 			}
+			if why := unnamed(redisserver.EnvClusterURLs, redisserver.EnvClusterAddrs); why != "" {
+				t.Skip(why)
+			}
 			var c *redisserver.Cluster
 			shared(func() { c = redisserver.StartClusterWithReplicas(t) })
 			if c.External() {
@@ -214,6 +218,9 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func(rule string, skipped bool, reason string)) {
 	t.Helper()
 	runShared(t, "deployment=standalone", func(t *testing.T) {
+		if why := unnamed(redisserver.EnvRedisURL, redisserver.EnvRedisAddr); why != "" {
+			t.Skip(why)
+		}
 		var srv *redisserver.Server
 		shared(func() { srv = redisserver.StartStandalone(t) })
 		if srv.External() {
@@ -227,6 +234,22 @@ func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func
 		runShared(t, "Leak/NoKeysLeft", func(t *testing.T) { dep.report(t, "Leak/NoKeysLeft", w.report) })
 		w.stop()
 	})
+}
+
+// unnamed returns why a deployment is left out, or "": when the variables
+// name an existing deployment of the other kind and none of this one
+// (envs), the run certifies the deployment named, and starts no server.
+func unnamed(envs ...string) string {
+	set := redisserver.ExternalEnv()
+	if len(set) == 0 {
+		return ""
+	}
+	for _, e := range envs {
+		if slices.Contains(set, e) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("not certified here: %v names an existing deployment of the other kind; set %s to certify one of this kind", set, strings.Join(envs, " or "))
 }
 
 // externalLocks serializes the runs on one deployment the suite did not
