@@ -42,3 +42,12 @@ func RunStandaloneRules(t *testing.T, d Driver, rules ...string) map[string]Outc
 	defer mu.Unlock()
 	return out
 }
+
+// Rules returns the full names of every rule, in run order.
+func Rules() []string {
+	var names []string
+	for _, c := range allCases() {
+		names = append(names, c.name)
+	}
+	return names
+}

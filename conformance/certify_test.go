@@ -1,0 +1,259 @@
+package conformance_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scriptlock/scriptlock/conformance"
+	"github.com/scriptlock/scriptlock/internal/redisserver"
+	"github.com/scriptlock/scriptlock/internal/testdrivers"
+)
+
+// minSafeRules is how many rules the safe profile must pass on a
+// standalone server with one driver (the bar: a certification
+// worth the name).
+const minSafeRules = 100
+
+// clearDeploymentEnv unsets, for the rest of t, every variable that names
+// a deployment or a profile, so that the test chooses them.
+func clearDeploymentEnv(t *testing.T) {
+	t.Helper()
+	for _, e := range []string{
+		redisserver.EnvRedisURL, redisserver.EnvRedisAddr, redisserver.EnvClusterURLs,
+		redisserver.EnvClusterAddrs, redisserver.EnvTLSCA, conformance.EnvSuite,
+	} {
+		t.Setenv(e, "")
+	}
+}
+
+// TestSafeProfileACLUser certifies a standalone server as its owner would,
+// through an application's ACL user: the server (started here) has a user
+// "app" with a password and +@all -@admin -@dangerous ~sltest* &sltest*,
+// SCRIPTLOCK_REDIS_URL=redis://app:<pw>@host:port names it, and the
+// profile is left to its default (safe, on a deployment the suite did not
+// start). Every rule of the safe profile must pass, at least minSafeRules
+// of them, and the server must have refused nothing (ACL LOG empty) and
+// run no command of @admin or @dangerous, nor SCRIPT FLUSH (INFO
+// commandstats: neither calls nor rejected calls).
+func TestSafeProfileACLUser(t *testing.T) {
+	clearDeploymentEnv(t)
+	srv := redisserver.StartStandalone(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pw := randomHex(t, 16)
+	require.NoError(t, srv.CreateACLUser(ctx, "app", pw, "+@all", "-@admin", "-@dangerous", "~sltest*", "&sltest*"), "call: ACL SETUSER app")
+	forbidden := adminCommands(t, srv)
+	_, err := srv.Do(ctx, "ACL", "LOG", "RESET")
+	require.NoError(t, err, "call: ACL LOG RESET")
+	_, err = srv.Do(ctx, "CONFIG", "RESETSTAT")
+	require.NoError(t, err, "call: CONFIG RESETSTAT")
+
+	t.Setenv(redisserver.EnvRedisURL, fmt.Sprintf("redis://app:%s@%s", pw, srv.Addr))
+	got := conformance.RunStandaloneRules(t, testdrivers.GoRedis, conformance.Rules()...)
+	checkSafeOutcomes(t, got)
+
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := srv.Do(ctx, "INFO", "commandstats")
+	require.NoError(t, err, "call: INFO commandstats")
+	stats, _ := v.(string)
+	for _, line := range strings.Split(stats, "\n") {
+		name, _, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
+		if ok && forbidden[name] && name != "config|resetstat" { // the test's own, above
+			t.Errorf("INFO commandstats after the safe profile: %s (want no call of a command of @admin or @dangerous, nor SCRIPT FLUSH)", strings.TrimSpace(line))
+		}
+	}
+	v, err = srv.Do(ctx, "ACL", "LOG")
+	require.NoError(t, err, "call: ACL LOG")
+	assert.Empty(t, v, "ACL LOG after the safe profile: want no command, key or channel refused to the user app")
+}
+
+// adminCommands returns the commands (and subcommands, "client|kill") of
+// the categories @admin and @dangerous, and SCRIPT FLUSH, which the safe
+// profile must never send.
+func adminCommands(t *testing.T, srv *redisserver.Server) map[string]bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out := map[string]bool{"script|flush": true}
+	for _, cat := range []string{"admin", "dangerous"} {
+		v, err := srv.Do(ctx, "ACL", "CAT", cat)
+		require.NoError(t, err, "call: ACL CAT %s", cat)
+		names, _ := v.([]any)
+		require.NotEmpty(t, names, "ACL CAT %s", cat)
+		for _, n := range names {
+			s, _ := n.(string)
+			out[strings.ToLower(s)] = true
+		}
+	}
+	for _, must := range []string{"debug", "keys", "flushall", "info", "client|kill", "client|pause", "config|set"} {
+		require.True(t, out[must], "ACL CAT admin/dangerous lists no %s: the check would miss it", must)
+	}
+	return out
+}
+
+// checkSafeOutcomes checks a safe-profile run: every rule either ran (and
+// passed, or t failed) or was reported not applicable with a reason, at
+// least minSafeRules ran, and the ones left out say why.
+func checkSafeOutcomes(t *testing.T, got map[string]conformance.Outcome) {
+	t.Helper()
+	ran := 0
+	for rule, o := range got {
+		if !o.Skipped {
+			ran++
+			continue
+		}
+		assert.NotEmpty(t, o.NotApplicable, "rule %s was skipped without a reason", rule)
+	}
+	t.Logf("safe profile: %d rules ran, %d not applicable", ran, len(got)-ran)
+	assert.GreaterOrEqual(t, ran, minSafeRules, "rules the safe profile ran on a standalone server")
+	for _, r := range []string{"Stall/DebugSleep", "Chaos/ClientKill", "Fault/ScriptFlush", "ACL/LeastPrivilege", "Chaos/Restart"} {
+		if assert.Contains(t, got, r) {
+			assert.True(t, got[r].Skipped, "rule %s in the safe profile: want it not applicable", r)
+			assert.Contains(t, got[r].NotApplicable, "safe profile", "rule %s: the reason", r)
+		}
+	}
+}
+
+// TestSafeProfileTLS certifies a TLS-only standalone server (--port 0
+// --tls-port, with a certificate authority and a server certificate made
+// here) reached as rediss://127.0.0.1:<port> with SCRIPTLOCK_TLS_CA: every
+// rule of the safe profile passes over TLS, at least minSafeRules.
+func TestSafeProfileTLS(t *testing.T) {
+	clearDeploymentEnv(t)
+	dir := t.TempDir()
+	ca, cert, key := writeTestCerts(t, dir)
+	port := freePort(t)
+	startTLSServer(t, dir, port, ca, cert, key)
+
+	t.Setenv(redisserver.EnvRedisURL, fmt.Sprintf("rediss://127.0.0.1:%d", port))
+	t.Setenv(redisserver.EnvTLSCA, ca)
+	got := conformance.RunStandaloneRules(t, testdrivers.GoRedis, conformance.Rules()...)
+	checkSafeOutcomes(t, got)
+}
+
+// startTLSServer starts the redis-server in PATH listening on port with
+// TLS only, and stops it after t. A binary built without TLS fails the
+// test, naming the fix.
+func startTLSServer(t *testing.T, dir string, port int, ca, cert, key string) {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	require.NoError(t, err, "redis-server is not in PATH: install it (apt-get install redis-server) or run scripts/test.sh, which does")
+	args := []string{
+		"--port", "0", "--tls-port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca, "--tls-auth-clients", "no",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "",
+	}
+	var log syncBuffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start(), "call: %s %s", bin, strings.Join(args, " "))
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		select {
+		case <-exited:
+			out := log.String()
+			if strings.Contains(out, "TLS support") || strings.Contains(out, "tls-port") {
+				t.Fatalf("%s was built without TLS, so it cannot serve rediss://: put a redis-server built with TLS first on PATH (Debian's redis-server package has it; from source: make BUILD_TLS=yes). Its log:\n%s", bin, out)
+			}
+			t.Fatalf("%s %s exited at start; its log:\n%s", bin, strings.Join(args, " "), out)
+		default:
+		}
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			_ = c.Close()
+			t.Logf("started: %s %s", bin, strings.Join(args, " "))
+			return
+		}
+	}
+	t.Fatalf("%s does not listen on %d after 10 s; its log:\n%s", bin, port, log.String())
+}
+
+// writeTestCerts writes a test certificate authority and a server
+// certificate it signed, for 127.0.0.1 and localhost, into dir, and
+// returns the PEM files' paths.
+func writeTestCerts(t *testing.T, dir string) (ca, cert, key string) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "scriptlock test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	require.NoError(t, err)
+	caCert, err := x509.ParseCertificate(caDER)
+	require.NoError(t, err)
+
+	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	srvTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "localhost"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(srvKey)
+	require.NoError(t, err)
+
+	ca, cert, key = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key")
+	for path, block := range map[string]*pem.Block{
+		ca:   {Type: "CERTIFICATE", Bytes: caDER},
+		cert: {Type: "CERTIFICATE", Bytes: srvDER},
+		key:  {Type: "EC PRIVATE KEY", Bytes: keyDER},
+	} {
+		require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(block), 0o600))
+	}
+	return ca, cert, key
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err, "call: find a free port")
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	return port
+}
+
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	return hex.EncodeToString(b)
+}
