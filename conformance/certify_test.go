@@ -67,8 +67,12 @@ func TestSafeProfileACLUser(t *testing.T) {
 	require.NoError(t, err, "call: CONFIG RESETSTAT")
 
 	t.Setenv(redisserver.EnvRedisURL, fmt.Sprintf("redis://app:%s@%s", pw, srv.Addr))
-	got := conformance.RunStandaloneRules(t, testdrivers.GoRedis, conformance.Rules()...)
-	checkSafeOutcomes(t, got)
+	if !t.Run("driver=goredis", func(t *testing.T) {
+		got := conformance.RunStandaloneRules(t, testdrivers.GoRedis, conformance.Rules()...)
+		checkSafeOutcomes(t, got)
+	}) {
+		return
+	}
 
 	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -104,7 +108,7 @@ func adminCommands(t *testing.T, srv *redisserver.Server) map[string]bool {
 			out[strings.ToLower(s)] = true
 		}
 	}
-	for _, must := range []string{"debug", "keys", "flushall", "info", "client|kill", "client|pause", "config|set"} {
+	for _, must := range []string{"debug", "keys", "flushall", "info"} {
 		require.True(t, out[must], "ACL CAT admin/dangerous lists no %s: the check would miss it", must)
 	}
 	return out
@@ -146,8 +150,10 @@ func TestSafeProfileTLS(t *testing.T) {
 
 	t.Setenv(redisserver.EnvRedisURL, fmt.Sprintf("rediss://127.0.0.1:%d", port))
 	t.Setenv(redisserver.EnvTLSCA, ca)
-	got := conformance.RunStandaloneRules(t, testdrivers.GoRedis, conformance.Rules()...)
-	checkSafeOutcomes(t, got)
+	t.Run("driver=goredis", func(t *testing.T) {
+		got := conformance.RunStandaloneRules(t, testdrivers.GoRedis, conformance.Rules()...)
+		checkSafeOutcomes(t, got)
+	})
 }
 
 // startTLSServer starts the redis-server in PATH listening on port with
