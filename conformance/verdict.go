@@ -233,11 +233,12 @@ func (b *verdictBook) table() string {
 		}
 	}
 	line := func(r row) {
-		fmt.Fprintf(&out, "%-*s", widths[0], r.name)
+		var l strings.Builder
+		fmt.Fprintf(&l, "%-*s", widths[0], r.name)
 		for i, c := range r.cells {
-			fmt.Fprintf(&out, " | %-*s", widths[i+1], c)
+			fmt.Fprintf(&l, " | %-*s", widths[i+1], c)
 		}
-		out.WriteString("\n")
+		out.WriteString(strings.TrimRight(l.String(), " ") + "\n")
 	}
 	line(head)
 	for _, r := range rows {
