@@ -263,3 +263,35 @@ func randomHex(t *testing.T, n int) string {
 	require.NoError(t, err)
 	return hex.EncodeToString(b)
 }
+
+// clusterSafeGroups are the rule groups TestSafeProfileCluster runs: a
+// sample that covers scripts, wake-ups, queues, reads of the suite's own
+// keys and the key-leak check, kept short for scripts/test.sh.
+var clusterSafeGroups = []string{"Scripter", "Mutex", "Wait", "FIFO", "Inspect"}
+
+// TestSafeProfileCluster certifies a Cluster (started here, 3 masters
+// with a replica each) named by SCRIPTLOCK_CLUSTER_URLS, every URL with
+// the user "app" of TestSafeProfileACLUser: the safe profile's rules of
+// clusterSafeGroups pass through that user, and the standalone deployment,
+// which no variable names, is left out rather than started.
+func TestSafeProfileCluster(t *testing.T) {
+	clearDeploymentEnv(t)
+	c := redisserver.StartClusterWithReplicas(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pw := randomHex(t, 16)
+	require.NoError(t, c.CreateACLUser(ctx, "app", pw, "+@all", "-@admin", "-@dangerous", "~sltest*", "&sltest*"), "call: ACL SETUSER app on every node")
+	var urls []string
+	for _, a := range c.Addrs {
+		urls = append(urls, fmt.Sprintf("redis://app:%s@%s", pw, a))
+	}
+	t.Setenv(redisserver.EnvClusterURLs, strings.Join(urls, ","))
+	t.Run("driver=goredis", func(t *testing.T) {
+		conformance.RunGroups(t, testdrivers.GoRedis, clusterSafeGroups...)
+	})
+	for _, n := range append(c.Masters(), c.Replicas...) {
+		v, err := n.Do(ctx, "ACL", "LOG")
+		require.NoError(t, err, "call: ACL LOG on %s", n.Addr)
+		assert.Empty(t, v, "ACL LOG on %s after the safe profile: want nothing refused to the user app", n.Addr)
+	}
+}

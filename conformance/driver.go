@@ -142,9 +142,15 @@ func (d Driver) authenticated(t testing.TB, c Conn, user, password string) locke
 // once per rule) and its own timeout. The Driver's functions must
 // therefore be safe to call from several goroutines at once. Several Run
 // calls may run at the same time in one test binary (each starts servers
-// of its own; on servers named by SCRIPTLOCK_REDIS_ADDR or
+// of its own; on servers named by SCRIPTLOCK_REDIS_URL,
+// SCRIPTLOCK_REDIS_ADDR, SCRIPTLOCK_CLUSTER_URLS or
 // SCRIPTLOCK_CLUSTER_ADDRS they take turns); the bound and the rules that
 // run alone in the process hold across them.
+//
+// When a variable names an existing deployment, Run certifies it (and
+// not the other kind, which it then leaves out), in the profile EnvSuite
+// selects: safe by default there, full on the servers it starts. Every
+// rule's outcome is kept for WriteVerdict.
 func Run(t *testing.T, d Driver) {
 	t.Helper()
 	RunGroups(t, d, Groups()...)

@@ -89,12 +89,3 @@ func logServer(t *testing.T, a admin, key string) string {
 	return server
 }
 
-// infoField returns the value of field in an INFO reply, or "".
-func infoField(info, field string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSuffix(line, "\r"), field+":"); ok {
-			return v
-		}
-	}
-	return ""
-}
