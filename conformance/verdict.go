@@ -51,6 +51,9 @@ func (c *verdictCol) label() string {
 	if !c.owned {
 		l += "*"
 	}
+	if c.profile != ProfileFull {
+		l += " " + c.profile
+	}
 	return l
 }
 
