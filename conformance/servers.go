@@ -88,4 +88,3 @@ func logServer(t *testing.T, a admin, key string) string {
 	t.Logf("server: %s", server)
 	return server
 }
-
