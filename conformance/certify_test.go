@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
+	"flag"
 	"fmt"
 	"math/big"
 	"net"
@@ -128,6 +129,10 @@ func checkSafeOutcomes(t *testing.T, got map[string]conformance.Outcome) {
 		assert.NotEmpty(t, o.NotApplicable, "rule %s was skipped without a reason", rule)
 	}
 	t.Logf("safe profile: %d rules ran, %d not applicable", ran, len(got)-ran)
+	if run := flag.Lookup("test.run").Value.String(); strings.Count(run, "/") > 1 {
+		t.Logf("-run %q selects rules: the counts are not checked", run)
+		return
+	}
 	assert.GreaterOrEqual(t, ran, minSafeRules, "rules the safe profile ran on a standalone server")
 	for _, r := range []string{"Stall/DebugSleep", "Chaos/ClientKill", "Fault/ScriptFlush", "ACL/LeastPrivilege", "Chaos/Restart"} {
 		if assert.Contains(t, got, r) {
