@@ -1,7 +1,7 @@
 package locker_test
 
-// The README's "Using a lock" pattern, run as written: internal/readme's
-// test checks that handleInvoice below is the README's block verbatim.
+// The "Using a lock" pattern of docs/guide.md, run as written: internal/readme's
+// test checks that handleInvoice below is the guide's block verbatim.
 
 import (
 	"context"

@@ -10,9 +10,10 @@ import (
 )
 
 // Unlock, Extend and TTL try up to 4 times, with short pauses, when a call
-// fails with a connection failure or a passing server state (as Lock
-// retries; see Mutex.Lock), bounded by their ctx: their scripts are
-// idempotent.
+// fails with a connection failure, and for up to 2 s when it meets a
+// passing server state (MOVED or TRYAGAIN while a Cluster changes shape,
+// CLUSTERDOWN, LOADING, ...), as Lock retries (see Mutex.Lock), bounded by
+// their ctx: their scripts are idempotent.
 
 // leaseOps are the scripts that act on a held lease of one kind of lock.
 // Each takes the lock's hash as its only key and ARGV[1] owner, ARGV[2]

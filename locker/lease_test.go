@@ -786,3 +786,44 @@ func TestDo(t *testing.T) {
 	require.ErrorIs(t, err, locker.ErrExpired, "the release error when fn succeeded")
 	assert.Len(t, f.runs("release"), 2, "released after each fn")
 }
+
+// TestUnlockRidesOutMoved checks that a release refused with a passing
+// Cluster state is retried past the four tries a connection failure gets
+// (a client may answer MOVED for up to a second after a failover, until it
+// has learned the new master), and that a connection failure is not.
+func TestUnlockRidesOutMoved(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		err       error
+		failures  int32
+		wantTries int32
+		wantErr   bool
+	}{
+		{"MOVED eight times", errors.New("MOVED 2933 127.0.0.1:46087"), 8, 9, false},
+		// The fifth try would succeed: Unlock's error shows it stopped at
+		// four (the background release that follows makes the fifth).
+		{"connection failures", errConn, 4, 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, f := newClient(t, nil)
+			ctx := testCtx(t)
+			l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
+			require.NoError(t, err)
+			var tries atomic.Int32
+			f.handle(func(context.Context, call) (any, error) {
+				if tries.Add(1) <= tc.failures {
+					return nil, tc.err
+				}
+				return int64(1), nil
+			}, "release")
+			err = l.Unlock(ctx)
+			if tc.wantErr {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+			}
+			require.NoError(t, c.Close(), "Close waits for a background release")
+			assert.Equal(t, tc.wantTries, tries.Load(), "tries of the release")
+		})
+	}
+}

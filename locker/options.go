@@ -80,7 +80,7 @@ type Options struct {
 	// background. It needs a Scripter that implements Acknowledger: New
 	// fails with ErrInvalidOption otherwise. Default nil: calls return as
 	// soon as the node that ran them answered (replication is asynchronous;
-	// see the README's "Guarantees and limits").
+	// see docs/guarantees.md).
 	Ack *Ack
 }
 

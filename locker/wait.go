@@ -257,14 +257,22 @@ func answered(err error) bool {
 var transientCodes = []string{"TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY", "MOVED", "ASK"}
 
 // retryTransient runs op until it succeeds, fails with an error that is
-// not transient, ctx ends, or it has been tried leaseRetries times, with a
-// short doubling pause between tries. Lease operations use it: their
-// scripts are idempotent, so a retry after a lost reply is safe.
+// not transient, ctx ends, or it gives up, with a doubling pause (5 ms up
+// to leaseRetryPause) between tries. Lease operations use it: their
+// scripts are idempotent, so a retry after a lost reply is safe. A
+// connection failure is tried leaseRetries times; a passing server state
+// (MOVED, TRYAGAIN, CLUSTERDOWN, ...: the script did not run) is retried
+// for up to leaseRetryFor, because such a state lasts as long as a client
+// needs to learn a Cluster's new shape: rueidis refreshes its slot map up
+// to a second after a MOVED reply, and until then a call it cannot
+// redirect comes back MOVED.
 func (c *Client) retryTransient(ctx context.Context, s *script, op func() (any, error)) (any, error) {
 	pause := 5 * time.Millisecond
+	until := time.Now().Add(leaseRetryFor)
 	for try := 1; ; try++ {
 		r, err := op()
-		if err == nil || try == leaseRetries || !transient(err) || ctx.Err() != nil {
+		if err == nil || !transient(err) || ctx.Err() != nil ||
+			(!answered(err) && try == leaseRetries) || !time.Now().Add(pause).Before(until) {
 			return r, err
 		}
 		c.observe(ctx, Event{Kind: EventRetry, Script: s.name, Err: err})
@@ -275,9 +283,16 @@ func (c *Client) retryTransient(ctx context.Context, s *script, op func() (any, 
 			return r, err
 		case <-t.C:
 		}
-		pause *= 2
+		pause = min(2*pause, leaseRetryPause)
 	}
 }
 
-// leaseRetries bounds the tries of one Unlock, Extend or TTL call.
-const leaseRetries = 4
+// leaseRetries bounds the tries of one Unlock, Extend or TTL call (and of
+// the other calls that use retryTransient) after connection failures;
+// leaseRetryFor bounds them in time after passing server states, and
+// leaseRetryPause caps the pause between two tries.
+const (
+	leaseRetries    = 4
+	leaseRetryFor   = 2 * time.Second
+	leaseRetryPause = 200 * time.Millisecond
+)

@@ -357,7 +357,7 @@ func hint(err error) string {
 	case errors.Is(err, locker.ErrInvalidName):
 		return "lock names are 1 to 4096 bytes"
 	case strings.Contains(msg, "NOPERM"):
-		return "the Redis user lacks a permission: grant the commands and the ~PREFIX* key pattern listed under \"Redis ACL\" in the README (list also needs SCAN, and INFO on connect)"
+		return "the Redis user lacks a permission: grant the commands and the ~PREFIX* key pattern listed under \"Redis ACL\" in docs/guarantees.md (list also needs SCAN, and INFO on connect)"
 	case strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "WRONGPASS"):
 		return "log in with the user and password in the URL: --url redis://user:password@host:port"
 	case strings.Contains(msg, "MOVED"), strings.Contains(msg, "CROSSSLOT"):

@@ -12,7 +12,7 @@
 //   - go-redis retries a command on network errors (Options.MaxRetries,
 //     3 by default), so a script may run twice on the server. That is safe:
 //     a re-sent call carries the same call id (or extend number), and the
-//     scripts treat a second run of one call as the first (see the README's
+//     scripts treat a second run of one call as the first (see docs/guide.md,
 //     "Unknown outcomes").
 //   - Set Options.ContextTimeoutEnabled (ClusterOptions, RingOptions and
 //     UniversalOptions have it too) to true, so that a context deadline

@@ -60,20 +60,52 @@ func goBlocks(t *testing.T, path string) []block {
 	return out
 }
 
-// TestBlocksCompile compiles every ```go block of README.md and checks
-// that each handles the errors it assigns.
-func TestBlocksCompile(t *testing.T) {
+// docs returns the Markdown files whose Go blocks and links are checked:
+// README.md and every docs/*.md, as absolute paths.
+func docs(t *testing.T) []string {
+	t.Helper()
 	readme, err := filepath.Abs(filepath.Join(root, "README.md"))
 	require.NoError(t, err)
+	more, err := filepath.Glob(filepath.Join(filepath.Dir(readme), "docs", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, more, "docs/*.md hold the guide, the guarantees, the servers, ...")
+	return append([]string{readme}, more...)
+}
+
+// TestBlocksCompile compiles every ```go block of README.md and docs/*.md
+// and checks that each handles the errors it assigns.
+func TestBlocksCompile(t *testing.T) {
+	total := 0
+	for _, md := range docs(t) {
+		blocks := goBlocks(t, md)
+		total += len(blocks)
+		if len(blocks) == 0 {
+			continue
+		}
+		for _, p := range unhandledErrors(t, md, blocks) {
+			t.Error(p)
+		}
+		if out, err := compile(t, md, blocks); err != nil {
+			t.Errorf("a Go block of %s does not compile (each block is a complete Go file without its package clause):\n%s", md, out)
+			continue
+		}
+		t.Logf("%d Go blocks of %s compile", len(blocks), filepath.Base(md))
+	}
+	require.GreaterOrEqual(t, total, 8, "README.md and docs/ have Go blocks (the first example, connecting each driver, using a lock, certifying a driver, ...)")
+}
+
+// TestReadmeIsALandingPage keeps README.md short, with a complete example
+// on its first screen; everything else lives in docs/.
+func TestReadmeIsALandingPage(t *testing.T) {
+	readme := filepath.Join(root, "README.md")
+	b, err := os.ReadFile(readme)
+	require.NoError(t, err)
+	lines := strings.Count(string(b), "\n")
+	assert.LessOrEqual(t, lines, 250, "README.md is a landing page of at most 250 lines; move detail to docs/")
 	blocks := goBlocks(t, readme)
-	require.GreaterOrEqual(t, len(blocks), 5, "README.md has Go blocks (Quick start for each driver, Using a lock, Certifying a driver)")
-	for _, p := range unhandledErrors(t, readme, blocks) {
-		t.Error(p)
-	}
-	if out, err := compile(t, readme, blocks); err != nil {
-		t.Fatalf("a Go block of README.md does not compile (each block is a complete Go file without its package clause):\n%s", out)
-	}
-	t.Logf("%d Go blocks of README.md compile", len(blocks))
+	require.NotEmpty(t, blocks, "README.md shows a complete example")
+	assert.Less(t, blocks[0].line, 60, "README.md's first Go block (a complete example) starts in its first 60 lines")
+	assert.Contains(t, blocks[0].src, "func main()", "README.md's first example is a complete program")
 }
 
 // TestBrokenBlocksFail checks that the checks above catch a block that
@@ -209,22 +241,22 @@ func usesErr(s ast.Stmt) bool {
 	return found
 }
 
-// TestUsingALockIsTested checks that the README's deferred-Unlock pattern
+// TestUsingALockIsTested checks that the guide's deferred-Unlock pattern
 // is the code locker/example_unlock_test.go runs with an ended context.
 func TestUsingALockIsTested(t *testing.T) {
 	var using *block
-	for _, b := range goBlocks(t, filepath.Join(root, "README.md")) {
-		if strings.Contains(b.src, "defer lease.Unlock(ctx)") {
+	for _, b := range goBlocks(t, filepath.Join(root, "docs", "guide.md")) {
+		if strings.Contains(b.src, "func handleInvoice") && strings.Contains(b.src, "defer lease.Unlock(ctx)") {
 			using = &b
 			break
 		}
 	}
-	require.NotNil(t, using, "README.md shows the deferred-Unlock pattern: defer lease.Unlock(ctx)")
+	require.NotNil(t, using, "docs/guide.md shows the deferred-Unlock pattern: handleInvoice with defer lease.Unlock(ctx)")
 	_, decls, ok := strings.Cut(using.src, "\n)\n")
-	require.True(t, ok, "README.md:%d: the block starts with an import block", using.line)
+	require.True(t, ok, "docs/guide.md:%d: the block starts with an import block", using.line)
 	decls = strings.TrimSpace(decls)
 	test, err := os.ReadFile(filepath.Join(root, "locker", "example_unlock_test.go"))
 	require.NoError(t, err)
 	assert.Contains(t, string(test), decls,
-		"README.md:%d: the \"Using a lock\" block's code must appear verbatim in locker/example_unlock_test.go, which runs it with an ended context", using.line)
+		"docs/guide.md:%d: the \"Using a lock\" block's code must appear verbatim in locker/example_unlock_test.go, which runs it with an ended context", using.line)
 }
