@@ -45,6 +45,16 @@ func clearDeploymentEnv(t *testing.T) {
 	}
 }
 
+// ownServersOnly skips a test of the suite itself (not a rule) while a
+// variable names your deployment: it runs at the same time as others, on
+// servers it starts, which needs the variables unset.
+func ownServersOnly(t *testing.T) {
+	t.Helper()
+	if set := redisserver.ExternalEnv(); len(set) > 0 {
+		t.Skipf("checks the suite itself, on servers it starts; it does not run while %v names your deployment", set)
+	}
+}
+
 // TestSafeProfileACLUser certifies a standalone server as its owner would,
 // through an application's ACL user: the server (started here) has a user
 // "app" with a password and +@all -@admin -@dangerous ~sltest* &sltest*,
@@ -53,9 +63,11 @@ func clearDeploymentEnv(t *testing.T) {
 // start). Every rule of the safe profile must pass, at least minSafeRules
 // of them, and the server must have refused nothing (ACL LOG empty) and
 // run no command of @admin or @dangerous, nor SCRIPT FLUSH (INFO
-// commandstats: neither calls nor rejected calls).
+// commandstats: neither calls nor rejected calls). It runs at the same
+// time as TestSafeProfileTLS.
 func TestSafeProfileACLUser(t *testing.T) {
-	clearDeploymentEnv(t)
+	ownServersOnly(t)
+	t.Parallel()
 	srv := redisserver.StartStandalone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -67,9 +79,17 @@ func TestSafeProfileACLUser(t *testing.T) {
 	_, err = srv.Do(ctx, "CONFIG", "RESETSTAT")
 	require.NoError(t, err, "call: CONFIG RESETSTAT")
 
-	t.Setenv(redisserver.EnvRedisURL, fmt.Sprintf("redis://app:%s@%s", pw, srv.Addr))
+	// As SCRIPTLOCK_REDIS_URL would name it, the profile left to its
+	// default for a deployment the suite did not start.
+	app, err := redisserver.Open(fmt.Sprintf("redis://app:%s@%s", pw, srv.Addr), "")
+	require.NoError(t, err, "call: redisserver.Open(redis://app:<pw>@%s)", srv.Addr)
+	if os.Getenv(conformance.EnvSuite) == "" {
+		profile, err := conformance.DefaultProfile(app)
+		require.NoError(t, err)
+		require.Equal(t, conformance.ProfileSafe, profile, "the default profile on a deployment the suite did not start")
+	}
 	if !t.Run("driver=goredis", func(t *testing.T) {
-		got := conformance.RunStandaloneRules(t, testdrivers.GoRedis, conformance.Rules()...)
+		got := conformance.RunStandaloneRulesOn(t, testdrivers.GoRedis, app, conformance.ProfileSafe, conformance.Rules()...)
 		checkSafeOutcomes(t, got)
 	}) {
 		return
@@ -144,19 +164,23 @@ func checkSafeOutcomes(t *testing.T, got map[string]conformance.Outcome) {
 
 // TestSafeProfileTLS certifies a TLS-only standalone server (--port 0
 // --tls-port, with a certificate authority and a server certificate made
-// here) reached as rediss://127.0.0.1:<port> with SCRIPTLOCK_TLS_CA: every
-// rule of the safe profile passes over TLS, at least minSafeRules.
+// here) reached as rediss://127.0.0.1:<port> with the authority's PEM
+// file (SCRIPTLOCK_TLS_CA): every rule of the safe profile passes over
+// TLS, at least minSafeRules. It runs at the same time as
+// TestSafeProfileACLUser.
 func TestSafeProfileTLS(t *testing.T) {
-	clearDeploymentEnv(t)
+	ownServersOnly(t)
+	t.Parallel()
 	dir := t.TempDir()
 	ca, cert, key := writeTestCerts(t, dir)
 	port := freePort(t)
 	startTLSServer(t, dir, port, ca, cert, key)
 
-	t.Setenv(redisserver.EnvRedisURL, fmt.Sprintf("rediss://127.0.0.1:%d", port))
-	t.Setenv(redisserver.EnvTLSCA, ca)
+	srv, err := redisserver.Open(fmt.Sprintf("rediss://127.0.0.1:%d", port), ca)
+	require.NoError(t, err, "call: redisserver.Open(rediss://127.0.0.1:%d) with the test's CA", port)
+	require.NotNil(t, srv.Dial().TLS, "rediss:// dials TLS")
 	t.Run("driver=goredis", func(t *testing.T) {
-		got := conformance.RunStandaloneRules(t, testdrivers.GoRedis, conformance.Rules()...)
+		got := conformance.RunStandaloneRulesOn(t, testdrivers.GoRedis, srv, conformance.ProfileSafe, conformance.Rules()...)
 		checkSafeOutcomes(t, got)
 	})
 }

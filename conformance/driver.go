@@ -190,7 +190,7 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 	// The two deployments run at the same time: each has servers of its
 	// own, and its own key-leak check.
 	var wg sync.WaitGroup
-	wg.Go(func() { runStandalone(t, d, inGroups, nil) })
+	wg.Go(func() { runStandalone(t, d, inGroups, standaloneRun{}) })
 	wg.Go(func() {
 		runShared(t, "deployment=cluster", func(t *testing.T) {
 			if !d.clusterSupport() {
@@ -216,25 +216,39 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 	wg.Wait()
 }
 
+// standaloneRun holds what tests of the suite itself may set for
+// runStandalone; its zero value is a run as Run does it.
+type standaloneRun struct {
+	// record, when set, is told each case's outcome (see deployment.record).
+	record func(rule string, skipped bool, reason string)
+	// srv, when set, is the server to run on, instead of the one the
+	// variables name or StartStandalone starts.
+	srv *redisserver.Server
+	// profile, when set, is the profile to run instead of EnvSuite's.
+	profile string
+}
+
 // runStandalone runs the rules keep selects on the standalone server
-// (started, or named by SCRIPTLOCK_REDIS_ADDR) as subtests
-// "deployment=standalone/<rule>", followed by its key-leak check
-// "deployment=standalone/Leak/NoKeysLeft". On a server the suite did not
-// start, it first waits for any other run there to end.
-func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func(rule string, skipped bool, reason string)) {
+// (started, or named by SCRIPTLOCK_REDIS_URL or SCRIPTLOCK_REDIS_ADDR, or
+// o.srv) as subtests "deployment=standalone/<rule>", followed by its
+// key-leak check "deployment=standalone/Leak/NoKeysLeft". On a server the
+// suite did not start, it first waits for any other run there to end.
+func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, o standaloneRun) {
 	t.Helper()
 	runShared(t, "deployment=standalone", func(t *testing.T) {
-		if why := unnamed(redisserver.EnvRedisURL, redisserver.EnvRedisAddr); why != "" {
-			t.Skip(why)
+		srv := o.srv
+		if srv == nil {
+			if why := unnamed(redisserver.EnvRedisURL, redisserver.EnvRedisAddr); why != "" {
+				t.Skip(why)
+			}
+			shared(func() { srv = redisserver.StartStandalone(t) })
 		}
-		var srv *redisserver.Server
-		shared(func() { srv = redisserver.StartStandalone(t) })
 		if srv.External() {
 			defer lockExternal(srv.Addr)()
 		}
 		conn := connFor([]string{srv.Addr}, false, srv.Dial())
 		connect := func(t testing.TB) locker.Scripter { return d.connect(t, conn) }
-		dep := newDeployment(t, &deployment{name: "standalone", connect: connect, conn: conn, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: record})
+		dep := newDeployment(t, &deployment{name: "standalone", connect: connect, conn: conn, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: o.record, profile: o.profile})
 		runCases(t, dep, keep)
 		w := watchKeys(dep)
 		runShared(t, "Leak/NoKeysLeft", func(t *testing.T) { dep.report(t, "Leak/NoKeysLeft", w.report) })
@@ -288,9 +302,13 @@ var caseSlots = make(chan struct{}, caseConcurrency)
 // server and profile, and returns d.
 func newDeployment(t *testing.T, d *deployment) *deployment {
 	t.Helper()
-	var err error
-	if d.profile, d.profileWhy, err = profileOf(d.owned); err != nil {
-		t.Fatal(err)
+	if d.profile != "" {
+		d.profileWhy = "set by the test"
+	} else {
+		var err error
+		if d.profile, d.profileWhy, err = profileOf(d.owned); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if d.profile == ProfileSafe {
 		d.admin = safeAdmin{d.admin}

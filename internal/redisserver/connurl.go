@@ -155,6 +155,22 @@ func externalStandalone() (*Server, string, error) {
 	return nil, "", nil
 }
 
+// Open returns an external Server for the server at the redis:// or
+// rediss:// URL raw (see ParseURL; caFile as there), as StartStandalone
+// does for [EnvRedisURL], once it answers PING (within 5s). That server is
+// never started, stopped or restarted by this package.
+func Open(raw, caFile string) (*Server, error) {
+	addr, d, err := ParseURL(raw, caFile)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Addr: addr, external: true, dialer: d}
+	if err := pingExternal(s, "URL "+redact(raw)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // Dial returns how s's connections log in and encrypt: the settings of
 // the URL that named it ([EnvRedisURL], [EnvClusterURLs]), or the zero
 // Dial.
