@@ -26,6 +26,7 @@ import (
 	"github.com/scriptlock/scriptlock/conformance"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 	"github.com/scriptlock/scriptlock/internal/testdrivers"
+	"github.com/scriptlock/scriptlock/locker"
 )
 
 // minSafeRules is how many rules the safe profile must pass on a
@@ -323,4 +324,33 @@ func TestSafeProfileCluster(t *testing.T) {
 		require.NoError(t, err, "call: ACL LOG on %s", n.Addr)
 		assert.Empty(t, v, "ACL LOG on %s after the safe profile: want nothing refused to the user app", n.Addr)
 	}
+}
+
+// TestDriverWithoutConnect runs rules for a driver that sets only the
+// older Driver fields (Standalone, Authenticated; no Connect), as a
+// third-party driver written before Connect does: the suite connects it
+// through them, the ACL rule included.
+func TestDriverWithoutConnect(t *testing.T) {
+	ownServersOnly(t)
+	t.Parallel()
+	plain := func(t testing.TB, c conformance.Conn) locker.Scripter {
+		require.Empty(t, c.Username+c.Password, "the suite passes a login only to Authenticated")
+		return testdrivers.GoRedis.Connect(t, c)
+	}
+	d := conformance.Driver{
+		Name:       "goredis-fields",
+		Standalone: func(t testing.TB, addr string) locker.Scripter { return plain(t, conformance.Conn{Addrs: []string{addr}}) },
+		Authenticated: func(t testing.TB, addrs []string, cluster bool, user, password string) locker.Scripter {
+			return testdrivers.GoRedis.Connect(t, conformance.Conn{Addrs: addrs, Cluster: cluster, Username: user, Password: password})
+		},
+	}
+	srv := redisserver.StartStandalone(t)
+	t.Run("driver="+d.Name, func(t *testing.T) {
+		got := conformance.RunStandaloneRulesOn(t, d, srv, conformance.ProfileFull, "Mutex/OneWinner", "ACL/LeastPrivilege")
+		for _, r := range []string{"Mutex/OneWinner", "ACL/LeastPrivilege"} {
+			if assert.Contains(t, got, r) {
+				assert.False(t, got[r].Skipped, "rule %s with Standalone and Authenticated: want it run, got not applicable (%s)", r, got[r].NotApplicable)
+			}
+		}
+	})
 }
