@@ -338,8 +338,10 @@ func TestDriverWithoutConnect(t *testing.T) {
 		return testdrivers.GoRedis.Connect(t, c)
 	}
 	d := conformance.Driver{
-		Name:       "goredis-fields",
-		Standalone: func(t testing.TB, addr string) locker.Scripter { return plain(t, conformance.Conn{Addrs: []string{addr}}) },
+		Name: "goredis-fields",
+		Standalone: func(t testing.TB, addr string) locker.Scripter {
+			return plain(t, conformance.Conn{Addrs: []string{addr}})
+		},
 		Authenticated: func(t testing.TB, addrs []string, cluster bool, user, password string) locker.Scripter {
 			return testdrivers.GoRedis.Connect(t, conformance.Conn{Addrs: addrs, Cluster: cluster, Username: user, Password: password})
 		},
