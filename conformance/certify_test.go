@@ -305,6 +305,7 @@ var clusterSafeGroups = []string{"Scripter", "Mutex", "Wait", "FIFO", "Inspect"}
 // clusterSafeGroups pass through that user, and the standalone deployment,
 // which no variable names, is left out rather than started.
 func TestSafeProfileCluster(t *testing.T) {
+	ownServersOnly(t)
 	clearDeploymentEnv(t)
 	c := redisserver.StartClusterWithReplicas(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
