@@ -106,6 +106,12 @@ func (b *verdictBook) add(d *deployment, rule string, t *testing.T, reason strin
 			reason = "skipped (see the test's log)"
 		}
 	}
+	b.record(d, rule, st, reason)
+}
+
+// record records the outcome st ("pass", "FAIL" or "n/a", with reason) of
+// rule on d (see add).
+func (b *verdictBook) record(d *deployment, rule, st, reason string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := verdictKey{b.column(d), rule}
