@@ -22,6 +22,7 @@ import (
 var ackCases = []testCase{
 	{
 		name:      "Ack/ScripterAcks",
+		needs:     "reads the node's settings (CONFIG GET) and stalls a replica (DEBUG SLEEP)",
 		rule:      "EvalShaAck and EvalAck return the script's reply and the wait's count (at least 1 replica on the Cluster, 0 on a server without replicas, and 0 on the Cluster while the key's replica is stalled, so the wait ran on the key's master), ErrNoScript for a missing script, the script's own error as err, and a failed wait (WAITAOF without appendonly, or unknown before Redis 7.2) as Acked.Err.",
 		check:     checkAckScripter,
 		exclusive: "stalls the key's replica (DEBUG SLEEP), and bounds how soon the wait returns",
@@ -33,6 +34,7 @@ var ackCases = []testCase{
 	},
 	{
 		name:        "Ack/Moved",
+		needs:       "migrates a slot to another master and stalls its replica (DEBUG SLEEP)",
 		rule:        "After the key's slot moved to another master behind the client's back, and with that master's replica stalled, EvalShaAck either returns the MOVED (or ASK) error without running the script or runs it on the new master and reports 0 replicas: never a wait answered by the old master; once the replica is back the calls succeed with at least 1.",
 		check:       checkAckMoved,
 		exclusive:   "migrates a slot to another master and stalls its replica (DEBUG SLEEP)",
@@ -40,6 +42,7 @@ var ackCases = []testCase{
 	},
 	{
 		name:      "Ack/Fsync",
+		needs:     "turns appendonly on (CONFIG SET)",
 		rule:      "With appendonly on the key's node (set with CONFIG SET after reading it, and set back to what it was after the case), EvalShaAck with Ack{Fsync: true} (WAITAOF 1 0) reports the node's own fsync (Acked.Local 1) and a lock granted with that Options.Ack succeeds, on servers that have WAITAOF (Redis 7.2+, Valkey); on older servers the wait fails with the server's error and the grant is an AckError.",
 		check:     checkAckFsync,
 		exclusive: "turns appendonly on (CONFIG SET), which starts an AOF rewrite",
@@ -57,7 +60,7 @@ func (e *env) acker() locker.Acknowledger {
 	e.t.Helper()
 	a, ok := e.s.(locker.Acknowledger)
 	if !ok {
-		e.t.Skipf("driver %s declares no acknowledgement support (its Scripter does not implement locker.Acknowledger)", e.d.driver.Name)
+		e.notApplicable("driver %s declares no acknowledgement support (its Scripter does not implement locker.Acknowledger)", e.d.driver.Name)
 	}
 	return a
 }

@@ -33,6 +33,7 @@ var ACLCommands = []string{
 var aclCases = []testCase{
 	{
 		name:      "ACL/LeastPrivilege",
+		needs:     "creates and deletes an ACL user on every node (ACL SETUSER, ACL DELUSER)",
 		rule:      "A Redis ACL user (made for the case with a random name and password, deleted after it) allowed only the Client's key and channel prefix and the commands in ACLCommands can lock, wait, extend, unlock and claim, take read and write locks, and acquire, extend and release semaphore permits (SetPermits too); a Client whose prefix lies outside the pattern fails with NOPERM and holds nothing.",
 		check:     checkACL,
 		exclusive: "creates an ACL user on every node (ACL SETUSER, ACL SAVE)",
@@ -40,14 +41,14 @@ var aclCases = []testCase{
 }
 
 func checkACL(t *testing.T, e *env) {
-	if e.d.driver.Authenticated == nil {
-		t.Skipf("driver %s declares no ACL support (Driver.Authenticated is nil)", e.d.driver.Name)
+	if !e.d.driver.authSupport() {
+		e.notApplicable("driver %s declares no ACL support (Driver.Authenticated and Driver.Connect are nil)", e.d.driver.Name)
 	}
 	// A fresh user with a random password, deleted after the case.
 	user, pw := e.randomACLUser()
 	rules := append([]string{"~" + e.prefix + "*", "&" + e.prefix + "*"}, e.aclCommands()...)
 	require.NoError(t, e.d.admin.CreateACLUser(e.ctx, user, pw, rules...), "call: admin ACL SETUSER %s <password> %v", user, rules)
-	s := e.d.driver.Authenticated(t, e.d.addrs, e.d.admin.cluster() != nil, user, pw)
+	s := e.d.driver.authenticated(t, e.d.conn, user, pw)
 
 	c := e.clientOn(s, nil)
 	m := e.mutex(c, "acl", 2*time.Second, &locker.MutexOptions{FIFO: true, AutoRefresh: true})

@@ -17,30 +17,35 @@ import (
 var chaosCases = []testCase{
 	{
 		name:      "Chaos/ScriptFlush",
+		needs:     "empties the script cache of every node every 100 ms (SCRIPT FLUSH)",
 		rule:      "With SCRIPT FLUSH on every node every 100 ms, every lock and unlock still succeeds and the history shows no overlap and no fence inversion.",
 		check:     checkChaosScriptFlush,
 		exclusive: "SCRIPT FLUSH on every node, every 100 ms",
 	},
 	{
 		name:      "Chaos/ClientKill",
+		needs:     "kills every client connection of every node (CLIENT KILL)",
 		rule:      "With CLIENT KILL TYPE normal on every node every 200 ms, operations succeed or fail cleanly and the history shows no overlap and no fence inversion.",
 		check:     checkChaosClientKill,
 		exclusive: "CLIENT KILL of every normal connection on every node",
 	},
 	{
 		name:      "Chaos/RWClientKill",
+		needs:     "kills every client connection of every node (CLIENT KILL)",
 		rule:      "With CLIENT KILL TYPE normal on every node every 200 ms while 6 readers and 2 writers take a read-write lock in a loop, no reader overlaps a writer, writers never overlap, and write fences increase.",
 		check:     checkChaosRWClientKill,
 		exclusive: "CLIENT KILL of every normal connection on every node",
 	},
 	{
 		name:      "Chaos/PausePastTTL",
+		needs:     "pauses every client of the node (CLIENT PAUSE)",
 		rule:      "With CLIENT PAUSE longer than the TTL while auto-refreshed locks are held, every holder reports Lost by its validity deadline, and the history shows no overlap.",
 		check:     checkChaosPause,
 		exclusive: "CLIENT PAUSE stops every client of the node; and every holder must report Lost by its validity deadline (100 ms slack)",
 	},
 	{
 		name:      "Chaos/Restart",
+		needs:     "restarts the node without persistence",
 		rule:      "When Redis restarts without persistence while auto-refreshed locks are held, every lease reports Lost by its validity deadline, and new holders get larger fences although the lock's state was lost.",
 		check:     checkChaosRestart,
 		exclusive: "restarts the node without persistence (every key and script is lost); and every holder must report Lost by its validity deadline (100 ms slack)",
@@ -180,6 +185,7 @@ func checkChaosRestart(t *testing.T, e *env) {
 var clusterChaosCases = []testCase{
 	{
 		name:        "Chaos/ClusterFailover",
+		needs:       "fails a master over to its replica (CLUSTER FAILOVER)",
 		rule:        "With CLUSTER FAILOVER moving the locks' master to its replica mid-run, operations recover (scripts reloaded on the new master), the history shows no overlap, and whether a held lock was lost in the switch is recorded.",
 		check:       checkChaosFailover,
 		exclusive:   "fails a master over to its replica",
@@ -187,6 +193,7 @@ var clusterChaosCases = []testCase{
 	},
 	{
 		name:        "Chaos/Reshard",
+		needs:       "migrates a slot to another master (CLUSTER SETSLOT, MIGRATE)",
 		rule:        "With the locks' slot migrated to another master mid-run (IMPORTING/MIGRATING, keys moved, slot reassigned), operations follow ASK and MOVED and the history shows no overlap and no fence inversion.",
 		check:       checkChaosReshard,
 		exclusive:   "migrates a slot to another master",

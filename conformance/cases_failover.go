@@ -21,6 +21,7 @@ const failoverRounds = 3
 var failoverCases = []testCase{
 	{
 		name:        "Failover/AckedGrantSurvives",
+		needs:       "fails a master over to its replica (CLUSTER FAILOVER)",
 		rule:        "A grant made with Options.Ack (1 replica) survives its master's replica taking over (CLUSTER FAILOVER TAKEOVER) right after the grant, with the replication link cut just before it: a second client is refused the name, and the history checker finds no overlap.",
 		check:       checkFailoverAcked,
 		exclusive:   "fails a master over to its replica",
@@ -28,6 +29,7 @@ var failoverCases = []testCase{
 	},
 	{
 		name:        "Failover/UnackedGrant",
+		needs:       "fails a master over to its replica (CLUSTER FAILOVER)",
 		rule:        "The same takeover after a grant made without Ack may lose the grant (the rule logs how often it did); a lost grant is never silent to its holder: its TTL call reports ErrExpired or ErrHeldByOther.",
 		check:       checkFailoverUnacked,
 		exclusive:   "fails a master over to its replica",
@@ -94,7 +96,7 @@ func failoverRound(t *testing.T, e *env, c *locker.Client, name string) (l, seco
 func checkFailoverAcked(t *testing.T, e *env) {
 	e.needsOwnedServer("has replicas take over their masters (CLUSTER FAILOVER TAKEOVER) and leaves them so")
 	if _, ok := e.s.(locker.Acknowledger); !ok {
-		t.Skipf("driver %s declares no acknowledgement support (its Scripter does not implement locker.Acknowledger)", e.d.driver.Name)
+		e.notApplicable("driver %s declares no acknowledgement support (its Scripter does not implement locker.Acknowledger)", e.d.driver.Name)
 	}
 	c := e.client(&locker.Options{Ack: &locker.Ack{Replicas: 1, Timeout: 5 * time.Second}})
 	var h history

@@ -12,6 +12,7 @@ import (
 var faultCases = []testCase{
 	{
 		name:      "Fault/ScriptFlush",
+		needs:     "empties every client's script cache (SCRIPT FLUSH)",
 		rule:      "After SCRIPT FLUSH on every node, each operation (TryLock, Lock, TTL, Extend, Unlock, Claim) succeeds on its first call.",
 		check:     checkScriptFlush,
 		exclusive: "SCRIPT FLUSH empties every client's script cache",

@@ -44,18 +44,21 @@ func init() {
 	quorumCases = insertBefore(quorumCases, "Quorum/Chaos",
 		testCase{
 			name:      "Quorum/LostReleasesParts",
+			needs:     "starts, stops or freezes two redis-server processes of its own beside the deployment",
 			rule:      "An auto-refreshed QuorumLease that loses two parts of three is lost, and the third deployment no longer holds the name (not renewed, released) within a TTL, without Unlock.",
 			check:     checkQuorumLostReleasesParts,
 			exclusive: "bounds how soon the part is free (within a TTL of 1 s)",
 		},
 		testCase{
 			name:      "Quorum/UnlockRefusedKeepsContext",
+			needs:     "starts, stops or freezes two redis-server processes of its own beside the deployment",
 			rule:      "A QuorumLease Unlock that the servers refuse (NOPERM), or one given a nil context, returns an error and leaves the lease held: Valid, its Context not cancelled, a majority held; a later Unlock releases it and cancels the Context.",
 			check:     func(t *testing.T, e *env) { checkUnlockRefused(t, e, true) },
 			exclusive: "gives the refused releases 200 ms to arrive",
 		},
 		testCase{
 			name:  "Quorum/NoGoroutinesAfterClose",
+			needs: "starts, stops or freezes two redis-server processes of its own beside the deployment",
 			rule:  "Closing the Clients while QuorumLeases are held (auto-refreshed or not, Lost and Context in use) leaves no goroutine of the core running.",
 			check: func(t *testing.T, e *env) { checkGroupsNoLeak(t, e, true) },
 			quiet: "counts every new goroutine of the process",

@@ -13,6 +13,7 @@ import (
 func init() {
 	migrateCases = append(migrateCases, testCase{
 		name:        "Migrate/LeaseOpsDuringMigration",
+		needs:       "migrates a slot to another master (CLUSTER SETSLOT, MIGRATE)",
 		rule:        "While the slot of a held mutex lease, read lease and write lease is MIGRATING (keys not moved yet), TTL, Extend and Unlock of each lease succeed on their first call: lease operations pass only the lock's hash key, which exists on the source.",
 		check:       checkLeaseOpsDuringMigration,
 		exclusive:   "migrates a slot to another master",

@@ -49,6 +49,7 @@ var multiCases = []testCase{
 	},
 	{
 		name:      "Multi/Chaos",
+		needs:     "kills every client connection and empties the script cache of every node (CLIENT KILL, SCRIPT FLUSH)",
 		rule:      "8 goroutines taking two overlapping MultiLocks (and a plain Mutex of a shared name) in a loop while every client connection is killed every 200 ms and the script cache flushed every 300 ms: cycles succeed, and the history checker finds no overlap on any name.",
 		check:     checkMultiChaos,
 		exclusive: "CLIENT KILL and SCRIPT FLUSH on every node",

@@ -76,6 +76,7 @@ var mutexCases = []testCase{
 	},
 	{
 		name:      "Mutex/TwoRoundTrips",
+		needs:     "reads the node's INFO commandstats",
 		rule:      "An uncontended TryLock plus Unlock costs exactly two script calls once the scripts are loaded.",
 		check:     checkTwoRoundTrips,
 		exclusive: "reads the node's INFO commandstats, which counts every client's calls",

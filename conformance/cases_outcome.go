@@ -26,6 +26,7 @@ func init() {
 		// left by earlier rules from the leak check at the end.
 		testCase{
 			name:      "Outcome/Fence/ReadAfterRestart",
+			needs:     "restarts the node without persistence",
 			rule:      "After the lock's node restarts without persistence, a read lease's Fence is above 0 and at least the last write (and mutex) fence granted before the restart, and the next write grant's fence is larger than both.",
 			check:     checkOutcomeFenceRestart,
 			exclusive: "restarts the node without persistence: every key and script is lost",

@@ -169,7 +169,9 @@ func checkOutcomeAcquireLate(t *testing.T, e *env) {
 				assert.ErrorIs(t, err, locker.ErrNotObtained, "%s: call: %s: got %v, want ErrNotObtained joined with the context's error", what, m.op(), err)
 			}
 			hc := a.next(t, what)
-			o.f.awaitCleanup(t, m.hashKey(o.c, name), since, what)
+			// args[1]: the call's id (acquire) or hold (rw_lock, rw_rlock),
+			// which the clean-up that refuses it names.
+			o.f.awaitCleanupNaming(t, m.hashKey(o.c, name), since, hc.call.args[1], what)
 			r := hc.deliver(t)
 			require.NoError(t, r.err, "%s: the held call %s, delivered late", what, hc.call)
 			// Finding 4 (RWMutex with Owner): a late acquire is refused.

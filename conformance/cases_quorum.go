@@ -19,32 +19,39 @@ import (
 var quorumCases = []testCase{
 	{
 		name:  "Quorum/Majority",
+		needs: "starts, stops or freezes two redis-server processes of its own beside the deployment",
 		rule:  "A Quorum over three deployments is granted on every one of them, excludes a second Quorum and a plain Mutex of the name on any deployment, reports one fence per deployment, and Unlock frees it everywhere without leaving a key.",
 		check: checkQuorumMajority,
 	},
 	{
 		name:  "Quorum/MinorityDown",
+		needs: "starts, stops or freezes two redis-server processes of its own beside the deployment",
 		rule:  "With one of three deployments down a Quorum is still granted (its fence there 0) and still excludes; with two down it is refused with an error, and the part the lone deployment granted is released again.",
 		check: checkQuorumMinorityDown,
+		quiet: "kills and restarts two servers and needs each deployment's answer within the quorum's per-deployment budget right after: with the other drivers' MinorityDown restarting theirs meanwhile, Unlock found no answer from two parts (compat.sh, Redis 7.4.1, goredis standalone and rueidis Cluster, one process for every driver)",
 	},
 	{
 		name:  "Quorum/RefusedReleased",
+		needs: "starts, stops or freezes two redis-server processes of its own beside the deployment",
 		rule:  "When two of three deployments hold the name for someone else, TryLock is refused with ErrNotObtained and the part the third deployment granted is released again.",
 		check: checkQuorumRefused,
 	},
 	{
 		name:      "Quorum/Lost",
+		needs:     "starts, stops or freezes two redis-server processes of its own beside the deployment",
 		rule:      "An auto-refreshed quorum lease survives the loss of one of three deployments (Valid, Lost open) and is lost, by its validity deadline, when a second one goes down.",
 		check:     checkQuorumLost,
 		exclusive: "bounds how late Lost fires after the validity deadline (300 ms)",
 	},
 	{
 		name:  "Quorum/Wait",
+		needs: "starts, stops or freezes two redis-server processes of its own beside the deployment",
 		rule:  "Quorum.Lock blocks while another quorum lease holds the name and is granted once it is released; Extend and TTL act on a majority.",
 		check: checkQuorumWait,
 	},
 	{
 		name:  "Quorum/Chaos",
+		needs: "starts, stops or freezes two redis-server processes of its own beside the deployment",
 		rule:  "While 8 workers lock one name through a Quorum over three deployments, one of them is killed (SIGKILL) and restarted empty after the TTL in a loop: the history shows no overlap, and every two grants share a deployment on which the later fence is the larger.",
 		check: checkQuorumChaos,
 	},
@@ -75,7 +82,7 @@ func newQuorumSet(t *testing.T, e *env, opts *locker.Options) *quorumSet {
 	for i := 1; i < 3; i++ {
 		srv := redisserver.StartStandalone(t)
 		qs.servers[i] = srv
-		s := e.d.driver.Standalone(t, srv.Addr)
+		s := e.d.driver.connect(t, Conn{Addrs: []string{srv.Addr}})
 		qs.scripters = append(qs.scripters, s)
 		qs.clients = append(qs.clients, e.clientOn(s, opts))
 	}

@@ -33,6 +33,7 @@ var refreshCases = []testCase{
 	},
 	{
 		name:      "Refresh/LostByDeadline",
+		needs:     "pauses every client of the node (CLIENT PAUSE)",
 		rule:      "When Redis is paused past the validity deadline, the auto-refreshed lease reports Lost at its deadline, not earlier and not after the pause.",
 		check:     checkLostByDeadline,
 		exclusive: "CLIENT PAUSE stops every client of the node",

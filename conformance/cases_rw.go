@@ -78,6 +78,7 @@ var rwCases = []testCase{
 	},
 	{
 		name:      "RW/TwoRoundTrips",
+		needs:     "reads the node's INFO commandstats",
 		rule:      "An uncontended TryRLock plus Unlock, and TryLock plus Unlock, each cost exactly two script calls once the scripts are loaded.",
 		check:     checkRWTwoRoundTrips,
 		exclusive: "reads the node's INFO commandstats, which counts every client's calls",

@@ -36,6 +36,7 @@ var scripterCases = []testCase{
 	},
 	{
 		name:      "Scripter/ContextCancel",
+		needs:     "pauses every client of the node (CLIENT PAUSE)",
 		rule:      "A call with a cancelled context fails, and a call blocked on a paused server returns an error once its context deadline passes.",
 		check:     checkContextCancel,
 		exclusive: "CLIENT PAUSE stops every client of the node",

@@ -18,6 +18,7 @@ func init() {
 	faultCases = append(faultCases,
 		testCase{
 			name:        "Fault/ScriptLoadDeadReplica",
+			needs:       "kills and restarts a replica of the Cluster",
 			rule:        "With one replica of the Cluster down (killed, still in the client's view) and the script cache flushed on every master, every operation (TryLock, TTL, Extend, Unlock, Lock, TryRLock, RWMutex TryLock, Claim) succeeds on its first call: SCRIPT LOAD goes to masters only.",
 			check:       checkScriptLoadDeadReplica,
 			exclusive:   "kills and restarts a replica of the Cluster",
@@ -25,6 +26,7 @@ func init() {
 		},
 		testCase{
 			name:      "Fault/ScriptLoadFails",
+			needs:     "empties every client's script cache (SCRIPT FLUSH)",
 			rule:      "When SCRIPT LOAD fails after NOSCRIPT (the cache flushed), every operation still succeeds on its first call: the core falls back to EVAL within the call.",
 			check:     checkScriptLoadFails,
 			exclusive: "SCRIPT FLUSH empties every client's script cache",

@@ -70,6 +70,7 @@ var semaphoreCases = []testCase{
 	},
 	{
 		name:      "Semaphore/Chaos",
+		needs:     "kills every client connection and empties the script cache of every node (CLIENT KILL, SCRIPT FLUSH)",
 		rule:      "8 goroutines taking 1 or 2 of 3 permits in a loop while every client connection is killed every 200 ms and the script cache flushed every 300 ms: cycles succeed, and the permit checker finds no instant with more than 3 permits held.",
 		check:     checkSemChaos,
 		exclusive: "CLIENT KILL and SCRIPT FLUSH on every node",

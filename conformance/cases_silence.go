@@ -24,12 +24,14 @@ func init() {
 	quorumCases = insertBefore(quorumCases, "Quorum/Chaos",
 		testCase{
 			name:  "Quorum/SilentMinority/Freeze",
+			needs: "starts, stops or freezes two redis-server processes of its own beside the deployment",
 			rule:  "With one of three deployments frozen (SIGSTOP) and put first in the Quorum (the one Lock subscribes on), Lock (TTL 3 s) is granted within 1 s with at least half its TTL of validity left, Extend and Unlock return within 1 s and Extend never returns nil for a lease that is not valid; 8 workers locking in a loop meanwhile, and after the server is thawed (SIGCONT: the commands it had queued run), the history checker finds no overlap, the thawed deployment's stale calls leave the name held by nobody, and grants take all three deployments again.",
 			check: func(t *testing.T, e *env) { checkQuorumSilent(t, e, "freeze") },
 			quiet: "bounds how long each call takes with a silent deployment (1 s), and 8 workers must get grants meanwhile",
 		},
 		testCase{
 			name:  "Quorum/SilentMinority/Proxy",
+			needs: "starts, stops or freezes two redis-server processes of its own beside the deployment",
 			rule:  "The same as Quorum/SilentMinority/Freeze with the silent deployment behind a proxy that accepts connections and forwards nothing until it speaks again.",
 			check: func(t *testing.T, e *env) { checkQuorumSilent(t, e, "proxy") },
 			quiet: "bounds how long each call takes with a silent deployment (1 s), and 8 workers must get grants meanwhile",
@@ -63,7 +65,7 @@ func checkQuorumSilent(t *testing.T, e *env, how string) {
 		speak = func() { require.NoError(t, srv.Thaw(), "call: SIGCONT deployment 2") }
 	case "proxy":
 		p := redisserver.StartProxy(t, qs.servers[2].Addr)
-		silent = e.clientOn(e.d.driver.Standalone(t, p.Addr), nil)
+		silent = e.clientOn(e.d.driver.connect(t, Conn{Addrs: []string{p.Addr}}), nil)
 		silence = func() { p.Mute(true) }
 		speak = func() { p.Mute(false) }
 	}

@@ -18,6 +18,7 @@ import (
 func init() {
 	stallCases = append(stallCases, testCase{
 		name:      "Stall/DebugSleep",
+		needs:     "stalls the node (DEBUG SLEEP)",
 		rule:      "While DEBUG SLEEP 0.4 stalls the locks' node every 500 ms and every call has a 100 ms deadline, 8 goroutines taking mutexes and a read-write lock see no overlap and no fence inversion, every call returns, and once the TTL has passed a fresh client's TryLock succeeds.",
 		check:     checkStallDebugSleep,
 		exclusive: "DEBUG SLEEP stalls the node for every client",

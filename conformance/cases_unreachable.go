@@ -7,7 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -31,7 +31,8 @@ func init() {
 			check: checkUnreachable,
 		},
 		testCase{
-			name: "Fault/NoAuth",
+			name:  "Fault/NoAuth",
+			needs: "starts a redis-server of its own and sets its password (CONFIG SET requirepass, CLIENT KILL)",
 			rule: "When the server starts requiring a password the client does not have, Lock(context.Background()) and TryLock fail at once (not after Options.UnreachableTimeout) with an error that says NOAUTH, " +
 				"whatever the server's message (Redis answers a command with more than 10 arguments from an unauthenticated client with \"ERR Protocol error: unauthenticated multibulk length\").",
 			check: checkNoAuth,
@@ -51,11 +52,13 @@ const (
 
 func checkUnreachable(t *testing.T, e *env) {
 	if e.d.admin.cluster() != nil {
-		t.Skip("a standalone rule: the driver is pointed at a proxy of the standalone server, which a Cluster client would bypass")
+		e.notApplicable("a standalone rule: the driver is pointed at a proxy of the standalone server, which a Cluster client would bypass")
 	}
 	p := startProxy(t, e.d.addrs[0])
 	var rec eventLog
-	c := e.clientOn(e.d.driver.Standalone(t, p.addr()), &locker.Options{UnreachableTimeout: unreachableBound, Observer: rec.observe})
+	viaProxy := e.d.conn
+	viaProxy.Addrs = []string{p.addr()}
+	c := e.clientOn(e.d.driver.connect(t, viaProxy), &locker.Options{UnreachableTimeout: unreachableBound, Observer: rec.observe})
 	m := e.mutex(c, "unreachable", 10*time.Second, nil)
 	l, err := m.TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock through the proxy, before it stops")
@@ -84,14 +87,14 @@ func checkUnreachable(t *testing.T, e *env) {
 
 func checkNoAuth(t *testing.T, e *env) {
 	if e.d.admin.cluster() != nil {
-		t.Skip("a standalone rule: it starts a server of its own")
+		e.notApplicable("a standalone rule: it starts a server of its own")
 	}
-	if os.Getenv(redisserver.EnvRedisAddr) != "" {
-		t.Skipf("the NoAuth rule sets a password on a server of its own: unset %s to run it", redisserver.EnvRedisAddr)
+	if env := redisserver.ExternalEnv(); slices.Contains(env, redisserver.EnvRedisAddr) || slices.Contains(env, redisserver.EnvRedisURL) {
+		e.notApplicable("this rule sets a password on a server of its own, and %v names the standalone server: unset it to run the rule", env)
 	}
 	srv := redisserver.StartStandalone(t)
 	var rec eventLog
-	c := e.clientOn(e.d.driver.Standalone(t, srv.Addr), &locker.Options{Observer: rec.observe})
+	c := e.clientOn(e.d.driver.connect(t, Conn{Addrs: []string{srv.Addr}}), &locker.Options{Observer: rec.observe})
 	m := e.mutex(c, "noauth", 10*time.Second, nil)
 	l, err := m.TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock before the server requires a password")

@@ -26,6 +26,7 @@ var waitCases = []testCase{
 	},
 	{
 		name:      "Wait/LostWakeup",
+		needs:     "lists and kills the subscribed connections (CLIENT LIST, CLIENT KILL)",
 		rule:      "A waiter acquires when the wake-up message is lost (its pub/sub connection killed), at the latest when the holder's TTL has run out.",
 		check:     checkLostWakeup,
 		exclusive: "kills every subscribed connection on the node (CLIENT KILL)",

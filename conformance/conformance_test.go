@@ -1,6 +1,8 @@
 package conformance_test
 
 import (
+	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/scriptlock/scriptlock/conformance"
+	"github.com/scriptlock/scriptlock/internal/redisserver"
 	"github.com/scriptlock/scriptlock/internal/testdrivers"
 )
 
@@ -64,10 +67,37 @@ func TestFailover(t *testing.T) { runDrivers(t, "Failover") }
 // TestQuorum runs the Quorum rules (each starts two servers of its own).
 func TestQuorum(t *testing.T) { runDrivers(t, "Quorum") }
 
-// runDrivers runs the groups for every in-tree driver, the drivers at the
+// TestCertify certifies the deployment you name (SCRIPTLOCK_REDIS_URL,
+// SCRIPTLOCK_REDIS_ADDR, SCRIPTLOCK_CLUSTER_URLS, SCRIPTLOCK_CLUSTER_ADDRS)
+// with every rule group at once, for every in-tree driver, in the profile
+// SCRIPTLOCK_SUITE selects (safe by default there):
+//
+//	SCRIPTLOCK_REDIS_URL=redis://app:pw@host:6379 go test ./conformance/ -run 'TestCertify/driver=goredis'
+//
+// With no deployment named there is nothing to certify: TestConformance
+// and the group tests run every rule on servers they start.
+func TestCertify(t *testing.T) {
+	if len(redisserver.ExternalEnv()) == 0 {
+		t.Skipf("certifies a deployment you name (%s, %s, %s or %s); none is named, so TestConformance and the group tests run every rule on servers they start",
+			redisserver.EnvRedisURL, redisserver.EnvRedisAddr, redisserver.EnvClusterURLs, redisserver.EnvClusterAddrs)
+	}
+	forDrivers(t, conformance.Groups()...)
+}
+
+// runDrivers runs the groups for every in-tree driver on servers the
+// suite starts; with a deployment named, TestCertify runs every group
+// there instead, at once.
+func runDrivers(t *testing.T, groups ...string) {
+	if set := redisserver.ExternalEnv(); len(set) > 0 {
+		t.Skipf("%v names a deployment: TestCertify runs every rule group there (-run 'TestCertify/driver=<name>/deployment=<kind>/%s/')", set, groups[0])
+	}
+	forDrivers(t, groups...)
+}
+
+// forDrivers runs the groups for every in-tree driver, the drivers at the
 // same time: each runs on servers of its own, and the suite bounds how
 // many cases run at once and runs each exclusive case alone.
-func runDrivers(t *testing.T, groups ...string) {
+func forDrivers(t *testing.T, groups ...string) {
 	var wg sync.WaitGroup
 	for _, d := range testdrivers.All() {
 		wg.Go(func() {
@@ -91,11 +121,24 @@ func TestEveryGroupRuns(t *testing.T) {
 
 // TestMain fails the run if any goroutine outlives the tests: every client
 // the suite opened must have been closed, and nothing in the core may keep
-// running after its calls return.
+// running after its calls return. After the tests it prints the verdict
+// (conformance.WriteVerdict): a table of every rule, driver and deployment.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
+	goleak.VerifyTestMain(verdictM{m},
 		// rueidis v1.0.79's cluster client leaves a 5 s sleep behind after
 		// a slot refresh, even after Close (upstream; it ends by itself).
 		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
 	)
+}
+
+// verdictM runs the tests, then prints the verdict.
+type verdictM struct{ m *testing.M }
+
+func (v verdictM) Run() int {
+	code := v.m.Run()
+	if err := conformance.WriteVerdict(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance: writing the verdict:", err)
+		code = 1
+	}
+	return code
 }

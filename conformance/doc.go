@@ -6,27 +6,48 @@
 //
 //	func TestConformance(t *testing.T) {
 //		conformance.Run(t, conformance.Driver{
-//			Name:       "mydriver",
-//			Standalone: func(t testing.TB, addr string) locker.Scripter { ... },
-//			Cluster:    func(t testing.TB, addrs []string) locker.Scripter { ... },
+//			Name:    "mydriver",
+//			Connect: func(t testing.TB, c conformance.Conn) locker.Scripter { ... },
 //		})
 //	}
 //
+// Connect receives a Conn: the addresses, whether it is a Cluster, and the
+// user, password, database and *tls.Config to connect with, as an
+// application would (the older Standalone, Cluster and Authenticated
+// fields still work for plain connections).
+//
 // Run starts its own throwaway redis-server processes (a standalone server
 // and a 3-master Cluster, on free loopback ports) and stops them at the end.
-// Set SCRIPTLOCK_REDIS_ADDR (host:port) and SCRIPTLOCK_CLUSTER_ADDRS
-// (comma-separated host:port of the masters) to run against an existing
-// deployment instead. The suite is then a guest there: it writes only keys
-// under the prefix "sltest:" (deleted, or expiring within about 30 s);
-// every setting a rule changes (appendonly, with CONFIG SET) is read first
-// and set back after the rule, whatever happened; the ACL user a rule
-// creates has a random name and password and is deleted after it; and a
-// rule that needs a deployment the suite owns (it restarts or kills a
-// node, fails a master over or moves a slot) or a command the server
+// To certify an existing deployment instead, name it: SCRIPTLOCK_REDIS_URL
+// (redis://[user:password@]host:port[/db], or rediss:// for TLS, checked
+// against the system roots or the PEM file in SCRIPTLOCK_TLS_CA) or
+// SCRIPTLOCK_REDIS_ADDR (host:port) for a standalone server,
+// SCRIPTLOCK_CLUSTER_URLS or SCRIPTLOCK_CLUSTER_ADDRS (comma-separated, the
+// masters) for a Cluster; a run that names one kind certifies only that
+// one.
+//
+// The suite has two profiles (EnvSuite, SCRIPTLOCK_SUITE=safe|full). The
+// safe profile, the default on a deployment you name, runs every rule that
+// needs only what an application's ACL user has (the scripts, pub/sub,
+// TIME, reads and writes of its own keys under "sltest:<run>:", SCAN,
+// HELLO): it sends no DEBUG, CLIENT PAUSE or KILL, SCRIPT FLUSH, CONFIG,
+// INFO, KEYS, FLUSHALL, ACL or Cluster administration, and starts no
+// server; every other rule is reported not applicable, with what it needs.
+// The full profile, the default on servers the suite starts, runs every
+// rule. On a deployment it did not start, the full profile is still a
+// guest: every setting a rule changes (appendonly, with CONFIG SET) is read
+// first and set back after the rule, whatever happened; the ACL user a
+// rule creates has a random name and password and is deleted after it;
+// and a rule that needs a deployment the suite owns (it restarts or kills
+// a node, fails a master over or moves a slot) or a command the server
 // refuses (DEBUG, tried once with DEBUG SLEEP 0; CONFIG) reports itself
-// not applicable (skipped, with the reason) instead of failing. It still
-// runs SCRIPT FLUSH, CLIENT PAUSE and CLIENT KILL there, which reach every
-// client of the server, so never point it at production.
+// not applicable instead of failing. It still runs SCRIPT FLUSH, CLIENT
+// PAUSE and CLIENT KILL there, which reach every client of the server, so
+// never point the full profile at production.
+//
+// At the end, WriteVerdict writes one table of every rule, driver and
+// deployment that ran: pass, FAIL, or not applicable with the reason,
+// under each deployment's server version and profile.
 //
 // Every case is a rule: a name (the subtest name, "Group/Rule"), the rule
 // sentence, and a check. Each case gets a fresh key prefix, a client of

@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -18,22 +20,108 @@ type Driver struct {
 	// caller; Run adds "deployment=standalone" and "deployment=cluster".
 	Name string
 
+	// Connect returns a Scripter connected as c says (addresses, Cluster
+	// or not, user, password, database, TLS), the way an application
+	// connects: the suite calls it for every deployment, with the
+	// settings of SCRIPTLOCK_REDIS_URL or SCRIPTLOCK_CLUSTER_URLS when
+	// those name it, and for the ACL rules with a user of their own. It
+	// registers the client's Close with t.Cleanup and fails t if it cannot
+	// connect. When set, Standalone, Cluster and Authenticated are not
+	// used; when nil, the suite uses them, and fails a deployment that
+	// needs a login, a database or TLS, saying that Connect is missing.
+	Connect func(t testing.TB, c Conn) locker.Scripter
+
+	// NoCluster, with Connect set, declares that the driver lacks Cluster
+	// support: the Cluster cases are then skipped with a message saying
+	// so. (Without Connect, a nil Cluster declares it.)
+	NoCluster bool
+
 	// Standalone returns a Scripter talking to the standalone server at
 	// addr (host:port). It registers the client's Close with t.Cleanup and
-	// fails t if it cannot connect. Required.
+	// fails t if it cannot connect. Required unless Connect is set.
 	Standalone func(t testing.TB, addr string) locker.Scripter
 
 	// Cluster returns a Scripter talking to the Redis Cluster whose masters
 	// are at addrs. It registers the client's Close with t.Cleanup. Nil
-	// declares that the driver lacks Cluster support: the Cluster cases are
-	// then skipped with a message saying so.
+	// (and Connect nil) declares that the driver lacks Cluster support:
+	// the Cluster cases are then skipped with a message saying so.
 	Cluster func(t testing.TB, addrs []string) locker.Scripter
 
 	// Authenticated returns a Scripter like Standalone (cluster false, one
 	// address) or Cluster (cluster true) that logs in as the Redis ACL user
-	// with password. The ACL rules run only when it is set; nil declares
-	// that the driver cannot authenticate, and they are skipped saying so.
+	// with password. The ACL rules run only when it or Connect is set;
+	// both nil declares that the driver cannot authenticate, and they are
+	// skipped saying so.
 	Authenticated func(t testing.TB, addrs []string, cluster bool, user, password string) locker.Scripter
+}
+
+// Conn says how to connect to a deployment, as an application does: what
+// a redis:// or rediss:// URL says, and whether it is a Cluster.
+type Conn struct {
+	// Addrs are host:port addresses: the standalone server's (one), or
+	// seed masters of the Cluster.
+	Addrs []string
+	// Cluster is set for a Redis Cluster.
+	Cluster bool
+	// Username and Password log in (AUTH) when Password is set; Username
+	// "" means the default user.
+	Username, Password string
+	// DB is the database to select (standalone only; 0 by default).
+	DB int
+	// TLS, when set, is the TLS configuration to connect with (ServerName
+	// empty: the host of the address dialled); nil means plain TCP.
+	TLS *tls.Config
+}
+
+// plain reports whether c needs nothing beyond an address: no login, no
+// database, no TLS.
+func (c Conn) plain() bool { return c.Password == "" && c.Username == "" && c.DB == 0 && c.TLS == nil }
+
+// connFor returns the Conn of a server the suite reaches through
+// redisserver: its addresses and the Dial settings it was named with.
+func connFor(addrs []string, cluster bool, dl redisserver.Dial) Conn {
+	return Conn{Addrs: addrs, Cluster: cluster, Username: dl.Username, Password: dl.Password, DB: dl.DB, TLS: dl.TLS}
+}
+
+// connect returns a new Scripter of d connected as c says, failing t when
+// d cannot connect that way.
+func (d Driver) connect(t testing.TB, c Conn) locker.Scripter {
+	t.Helper()
+	if d.Connect != nil {
+		return d.Connect(t, c)
+	}
+	if !c.plain() {
+		if c.Password != "" && c.DB == 0 && c.TLS == nil && d.Authenticated != nil {
+			return d.Authenticated(t, c.Addrs, c.Cluster, c.Username, c.Password)
+		}
+		t.Fatalf("conformance: driver %s has no Driver.Connect, so it cannot connect with a login, a database or TLS as the deployment needs (user %q, db %d, TLS %v): set Driver.Connect", d.Name, c.Username, c.DB, c.TLS != nil)
+	}
+	if c.Cluster {
+		return d.Cluster(t, c.Addrs)
+	}
+	return d.Standalone(t, c.Addrs[0])
+}
+
+// clusterSupport reports whether d declares Cluster support.
+func (d Driver) clusterSupport() bool {
+	if d.Connect != nil {
+		return !d.NoCluster
+	}
+	return d.Cluster != nil
+}
+
+// authSupport reports whether d can log in as an ACL user.
+func (d Driver) authSupport() bool { return d.Connect != nil || d.Authenticated != nil }
+
+// authenticated returns a new Scripter of d logged in as user with
+// password, otherwise connected as c says.
+func (d Driver) authenticated(t testing.TB, c Conn, user, password string) locker.Scripter {
+	t.Helper()
+	if d.Connect != nil {
+		c.Username, c.Password = user, password
+		return d.Connect(t, c)
+	}
+	return d.Authenticated(t, c.Addrs, c.Cluster, user, password)
 }
 
 // Run runs every rule of the suite for d on a standalone server and on a
@@ -54,9 +142,15 @@ type Driver struct {
 // once per rule) and its own timeout. The Driver's functions must
 // therefore be safe to call from several goroutines at once. Several Run
 // calls may run at the same time in one test binary (each starts servers
-// of its own; on servers named by SCRIPTLOCK_REDIS_ADDR or
+// of its own; on servers named by SCRIPTLOCK_REDIS_URL,
+// SCRIPTLOCK_REDIS_ADDR, SCRIPTLOCK_CLUSTER_URLS or
 // SCRIPTLOCK_CLUSTER_ADDRS they take turns); the bound and the rules that
 // run alone in the process hold across them.
+//
+// When a variable names an existing deployment, Run certifies it (and
+// not the other kind, which it then leaves out), in the profile EnvSuite
+// selects: safe by default there, full on the servers it starts. Every
+// rule's outcome is kept for WriteVerdict.
 func Run(t *testing.T, d Driver) {
 	t.Helper()
 	RunGroups(t, d, Groups()...)
@@ -86,8 +180,8 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 			t.Fatalf("conformance: no rule group %q (groups: %v)", g, all)
 		}
 	}
-	if d.Standalone == nil {
-		t.Fatal("conformance: Driver.Standalone is nil")
+	if d.Standalone == nil && d.Connect == nil {
+		t.Fatal("conformance: Driver.Standalone and Driver.Connect are nil: set one")
 	}
 	inGroups := func(c testCase) bool {
 		g, _, _ := strings.Cut(c.name, "/")
@@ -96,50 +190,86 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 	// The two deployments run at the same time: each has servers of its
 	// own, and its own key-leak check.
 	var wg sync.WaitGroup
-	wg.Go(func() { runStandalone(t, d, inGroups, nil) })
+	wg.Go(func() { runStandalone(t, d, inGroups, standaloneRun{}) })
 	wg.Go(func() {
 		runShared(t, "deployment=cluster", func(t *testing.T) {
-			if d.Cluster == nil {
+			if !d.clusterSupport() {
 				t.Skipf("driver %s declares no Cluster support", d.Name)
+			}
+			if why := unnamed(redisserver.EnvClusterURLs, redisserver.EnvClusterAddrs); why != "" {
+				t.Skip(why)
 			}
 			var c *redisserver.Cluster
 			shared(func() { c = redisserver.StartClusterWithReplicas(t) })
 			if c.External() {
 				defer lockExternal(strings.Join(c.Addrs, ","))()
 			}
-			connect := func(t testing.TB) locker.Scripter { return d.Cluster(t, c.Addrs) }
-			dep := &deployment{name: "cluster", connect: connect, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs, owned: !c.External()}
-			logServer(t, dep.admin, "")
+			conn := connFor(c.Addrs, true, c.Nodes[0].Dial())
+			connect := func(t testing.TB) locker.Scripter { return d.connect(t, conn) }
+			dep := newDeployment(t, &deployment{name: "cluster", connect: connect, conn: conn, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs, owned: !c.External()})
 			runCases(t, dep, inGroups)
 			w := watchKeys(dep)
-			runShared(t, "Leak/NoKeysLeft", w.report)
+			runShared(t, "Leak/NoKeysLeft", func(t *testing.T) { dep.report(t, "Leak/NoKeysLeft", w.report) })
 			w.stop()
 		})
 	})
 	wg.Wait()
 }
 
+// standaloneRun holds what tests of the suite itself may set for
+// runStandalone; its zero value is a run as Run does it.
+type standaloneRun struct {
+	// record, when set, is told each case's outcome (see deployment.record).
+	record func(rule string, skipped bool, reason string)
+	// srv, when set, is the server to run on, instead of the one the
+	// variables name or StartStandalone starts.
+	srv *redisserver.Server
+	// profile, when set, is the profile to run instead of EnvSuite's.
+	profile string
+}
+
 // runStandalone runs the rules keep selects on the standalone server
-// (started, or named by SCRIPTLOCK_REDIS_ADDR) as subtests
-// "deployment=standalone/<rule>", followed by its key-leak check
-// "deployment=standalone/Leak/NoKeysLeft". On a server the suite did not
-// start, it first waits for any other run there to end.
-func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, record func(rule string, skipped bool, reason string)) {
+// (started, or named by SCRIPTLOCK_REDIS_URL or SCRIPTLOCK_REDIS_ADDR, or
+// o.srv) as subtests "deployment=standalone/<rule>", followed by its
+// key-leak check "deployment=standalone/Leak/NoKeysLeft". On a server the
+// suite did not start, it first waits for any other run there to end.
+func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, o standaloneRun) {
 	t.Helper()
 	runShared(t, "deployment=standalone", func(t *testing.T) {
-		var srv *redisserver.Server
-		shared(func() { srv = redisserver.StartStandalone(t) })
+		srv := o.srv
+		if srv == nil {
+			if why := unnamed(redisserver.EnvRedisURL, redisserver.EnvRedisAddr); why != "" {
+				t.Skip(why)
+			}
+			shared(func() { srv = redisserver.StartStandalone(t) })
+		}
 		if srv.External() {
 			defer lockExternal(srv.Addr)()
 		}
-		connect := func(t testing.TB) locker.Scripter { return d.Standalone(t, srv.Addr) }
-		dep := &deployment{name: "standalone", connect: connect, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: record}
-		logServer(t, dep.admin, "")
+		conn := connFor([]string{srv.Addr}, false, srv.Dial())
+		connect := func(t testing.TB) locker.Scripter { return d.connect(t, conn) }
+		dep := newDeployment(t, &deployment{name: "standalone", connect: connect, conn: conn, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: o.record, profile: o.profile})
 		runCases(t, dep, keep)
 		w := watchKeys(dep)
-		runShared(t, "Leak/NoKeysLeft", w.report)
+		runShared(t, "Leak/NoKeysLeft", func(t *testing.T) { dep.report(t, "Leak/NoKeysLeft", w.report) })
 		w.stop()
 	})
+}
+
+// unnamed returns why a deployment is left out, or "": when the variables
+// name an existing deployment of the other kind and none of this one
+// (envs), the run certifies the deployment named, and starts no server.
+func unnamed(envs ...string) string {
+	set := redisserver.ExternalEnv()
+	if len(set) == 0 {
+		return ""
+	}
+	for _, e := range envs {
+		if slices.Contains(set, e) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("not certified here: %v names an existing deployment of the other kind; set %s to certify one of this kind", set, strings.Join(envs, " or "))
 }
 
 // externalLocks serializes the runs on one deployment the suite did not
@@ -167,6 +297,35 @@ const caseConcurrency = 8
 // caseSlots holds a token for each case running concurrently.
 var caseSlots = make(chan struct{}, caseConcurrency)
 
+// newDeployment sets d's profile (see EnvSuite), failing t on a bad
+// EnvSuite, puts its admin behind safeAdmin in the safe profile, logs its
+// server and profile, and returns d.
+func newDeployment(t *testing.T, d *deployment) *deployment {
+	t.Helper()
+	if d.profile != "" {
+		d.profileWhy = "set by the test"
+	} else {
+		var err error
+		if d.profile, d.profileWhy, err = profileOf(d.owned); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.profile == ProfileSafe {
+		d.admin = safeAdmin{d.admin}
+	}
+	d.server = logServer(t, d.admin, "")
+	t.Logf("profile: %s (%s)", d.profile, d.profileWhy)
+	verdicts.deployment(d)
+	return d
+}
+
+// report runs f as the rule named rule of d (its subtest t) and records
+// how it ended in the verdict.
+func (d *deployment) report(t *testing.T, rule string, f func(t *testing.T)) {
+	t.Cleanup(func() { verdicts.add(d, rule, t, "") })
+	f(t)
+}
+
 // runCases runs the cases keep selects on d, as subtests named by the
 // case. Those that must have the deployment or the process to themselves
 // (testCase.exclusive, testCase.quiet) run first, one at a time and in
@@ -180,6 +339,8 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 	for _, c := range allCases() {
 		switch {
 		case !keep(c) || c.clusterOnly && d.admin.cluster() == nil:
+		case c.needs != "" && d.profile == ProfileSafe:
+			runCase(t, d, c) // reported not applicable at once
 		case c.exclusive != "" || c.quiet != "":
 			alone = append(alone, c)
 		default:
@@ -315,14 +476,27 @@ const caseLabel = "sltest-case"
 // runCase runs c on d as the subtest c.name.
 func runCase(t *testing.T, d *deployment, c testCase) {
 	t.Run(c.name, func(t *testing.T) {
+		t.Logf("rule: %s", c.rule)
+		var reason string // why the case is not applicable, or ""
+		// Registered first, so it runs last: the goroutine check and
+		// every clean-up of the case have had their say.
+		t.Cleanup(func() {
+			if d.record != nil {
+				d.record(c.name, t.Skipped(), reason)
+			}
+			verdicts.add(d, c.name, t, reason)
+		})
+		if c.needs != "" && d.profile == ProfileSafe {
+			reason = "the safe profile leaves it out: it " + c.needs
+			t.Skip("not applicable: " + reason + " (" + d.profileWhy + ")")
+		}
 		prefix := newPrefix()
 		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(caseLabel, prefix)))
 		label := prefix
 		if c.quiet != "" {
 			label = "" // it runs alone: every goroutine of the process is its
 		}
-		t.Cleanup(func() { checkGoroutines(t, label) }) // runs last, after the case's clients closed
-		t.Logf("rule: %s", c.rule)
+		t.Cleanup(func() { checkGoroutines(t, label) }) // runs after the case's clients closed
 		switch {
 		case c.quiet != "":
 			t.Logf("runs alone in the process: %s", c.quiet)
@@ -330,9 +504,7 @@ func runCase(t *testing.T, d *deployment, c testCase) {
 			t.Logf("runs alone on the deployment: %s", c.exclusive)
 		}
 		e := newEnv(t, d, prefix)
-		if d.record != nil {
-			t.Cleanup(func() { d.record(c.name, t.Skipped(), e.naReason) })
-		}
+		t.Cleanup(func() { reason = e.naReason })
 		c.check(t, e)
 	})
 }

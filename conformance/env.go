@@ -38,6 +38,13 @@ type testCase struct {
 	// (Quorum/SilentMinority). Such cases run first on their deployment
 	// too, each with no other case of any deployment running.
 	quiet string
+	// needs, when set, says what the rule does that needs more than an
+	// application's ACL user (admin commands such as DEBUG, CLIENT PAUSE or
+	// KILL, SCRIPT FLUSH, CONFIG, INFO, ACL, Cluster administration; or
+	// servers the suite starts, stops or restarts itself), as a phrase
+	// following "it": the safe profile (see EnvSuite) reports such a rule
+	// not applicable with that reason, and runs only rules without it.
+	needs string
 }
 
 // caseTimeout bounds every case.
@@ -50,13 +57,20 @@ type deployment struct {
 	// closed by t.Cleanup: every case gets its own client, so that its
 	// connections, subscriptions and goroutines are its own.
 	connect func(t testing.TB) locker.Scripter
-	admin   admin
-	driver  Driver
-	addrs   []string
+	// conn is how connect connects (the deployment's URL settings).
+	conn   Conn
+	admin  admin
+	driver Driver
+	addrs  []string
 	// owned is set when the suite started the deployment's servers itself
 	// (no SCRIPTLOCK_REDIS_ADDR / SCRIPTLOCK_CLUSTER_ADDRS): only then may
 	// a rule restart or kill a node, or move its slots or masters.
 	owned bool
+	// profile is the profile the deployment runs (ProfileSafe or
+	// ProfileFull), and profileWhy why.
+	profile, profileWhy string
+	// server names the deployment's server, "Redis 7.0.15", or "".
+	server string
 
 	// record, when set, is told each case's outcome once it ended: whether
 	// it was skipped, and why when it was found not applicable.
@@ -176,13 +190,24 @@ func newEnv(t *testing.T, d *deployment, prefix string) *env {
 	return e
 }
 
-// newPrefix returns a fresh key prefix, "sltest:" and 12 random hex
-// digits and ":".
+// newPrefix returns a fresh key prefix: runPrefix, 12 random hex digits
+// and ":".
 func newPrefix() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return "sltest:" + hex.EncodeToString(b[:]) + ":"
+	return runPrefix + hex.EncodeToString(b[:]) + ":"
 }
+
+// runPrefix starts every key and channel name of this process's runs:
+// "sltest:", 8 random hex digits and ":", so that runs sharing a
+// deployment (and an ACL user's "~sltest*" pattern) never see each
+// other's keys. runKeys matches every key under it.
+var runPrefix, runKeys = func() (string, string) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	p := "sltest:" + hex.EncodeToString(b[:]) + ":"
+	return p, p + "*"
+}()
 
 // deleteRaw deletes the raw keys of Scripter-level cases (they hold plain
 // values with no expiry: not lock state, which must clean up after itself).
@@ -272,7 +297,7 @@ func (e *env) claimKeysLeft() []string {
 // the abandoned-call window (about 30 s), plus slack.
 const keyWindow = 35 * time.Second
 
-const noKeysLeftRule = "Once every case of a deployment ran (and its background clean-ups settled), every key left under the suite's prefixes (sltest:*) expires within the abandoned-call window (~30 s): no key without an expiry, none with a later one; so after the window none is left."
+const noKeysLeftRule = "Once every case of a deployment ran (and its background clean-ups settled), every key left under the run's prefix (sltest:<run>:*) expires within the abandoned-call window (~30 s): no key without an expiry, none with a later one; so after the window none is left."
 
 // keySettle is how long the key-leak check lets background clean-ups
 // settle before it judges the keys left by their expiry.
@@ -288,7 +313,7 @@ type keyWatch struct {
 	log    string
 }
 
-// watchKeys starts polling every node of d for keys under "sltest:*" until
+// watchKeys starts polling every node of d for keys under runKeys until
 // there are none; it fails at keyWindow, or at once for a key that cannot
 // be gone by then (no expiry, or a longer one: nothing runs any more that
 // could delete it), listing each key with its type, remaining time and
@@ -327,12 +352,12 @@ func pollNoKeys(ctx context.Context, d *deployment) (log, found string) {
 	start := time.Now()
 	deadline := start.Add(keyWindow)
 	for {
-		keys, err := d.admin.Keys(ctx, "sltest:*")
+		keys, err := d.admin.Keys(ctx, runKeys)
 		if err != nil {
-			return "", fmt.Sprintf("call: admin KEYS sltest:* on every node: %v", err)
+			return "", fmt.Sprintf("call: admin SCAN MATCH %s on every node: %v", runKeys, err)
 		}
 		if len(keys) == 0 {
-			return fmt.Sprintf("no key left under sltest:* (after waiting %v)", time.Since(start).Round(time.Millisecond)), ""
+			return fmt.Sprintf("no key left under %s (after waiting %v)", runKeys, time.Since(start).Round(time.Millisecond)), ""
 		}
 		var lines, late []string
 		for _, k := range keys {
@@ -343,18 +368,18 @@ func pollNoKeys(ctx context.Context, d *deployment) (log, found string) {
 			}
 		}
 		if len(late) > 0 {
-			return "", fmt.Sprintf("%d key(s) under sltest:* would outlive the %v window (no expiry, or a later one), of %d left:\n%s\nall left:\n%s",
-				len(late), keyWindow, len(keys), strings.Join(late, "\n"), strings.Join(lines, "\n"))
+			return "", fmt.Sprintf("%d key(s) under %s would outlive the %v window (no expiry, or a later one), of %d left:\n%s\nall left:\n%s",
+				len(late), runKeys, keyWindow, len(keys), strings.Join(late, "\n"), strings.Join(lines, "\n"))
 		}
 		if time.Since(start) >= keySettle {
 			// Every key left expires within the window, and nothing runs
 			// any more that could extend one (the goroutine check after
 			// each case sees to that): Redis removes them by the deadline.
-			return fmt.Sprintf("%d key(s) left under sltest:* after %v, each expiring within the %v window:\n%s",
-				len(keys), keySettle, keyWindow, strings.Join(lines, "\n")), ""
+			return fmt.Sprintf("%d key(s) left under %s after %v, each expiring within the %v window:\n%s",
+				len(keys), runKeys, keySettle, keyWindow, strings.Join(lines, "\n")), ""
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Sprintf("%d key(s) left under sltest:* %v after the last case:\n%s", len(keys), keyWindow, strings.Join(lines, "\n"))
+			return "", fmt.Sprintf("%d key(s) left under %s %v after the last case:\n%s", len(keys), runKeys, keyWindow, strings.Join(lines, "\n"))
 		}
 		select {
 		case <-ctx.Done():

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
 
 // Outcome is how one rule ended in RunStandaloneRules.
@@ -37,8 +39,42 @@ func RunStandaloneRules(t *testing.T, d Driver, rules ...string) map[string]Outc
 		out[rule] = Outcome{Skipped: skipped, NotApplicable: reason}
 	}
 	keep := func(c testCase) bool { return slices.Contains(rules, c.name) }
-	runStandalone(t, d, keep, record)
+	runStandalone(t, d, keep, standaloneRun{record: record})
 	mu.Lock()
 	defer mu.Unlock()
 	return out
+}
+
+// RunStandaloneRulesOn is RunStandaloneRules on srv in the profile
+// profile, whatever the variables say, so that tests of the suite itself
+// may run at the same time on servers of their own.
+func RunStandaloneRulesOn(t *testing.T, d Driver, srv *redisserver.Server, profile string, rules ...string) map[string]Outcome {
+	t.Helper()
+	var mu sync.Mutex
+	out := map[string]Outcome{}
+	record := func(rule string, skipped bool, reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		out[rule] = Outcome{Skipped: skipped, NotApplicable: reason}
+	}
+	keep := func(c testCase) bool { return slices.Contains(rules, c.name) }
+	runStandalone(t, d, keep, standaloneRun{record: record, srv: srv, profile: profile})
+	mu.Lock()
+	defer mu.Unlock()
+	return out
+}
+
+// Rules returns the full names of every rule, in run order.
+func Rules() []string {
+	var names []string
+	for _, c := range allCases() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+// DefaultProfile is the profile a run on srv gets when EnvSuite is unset.
+func DefaultProfile(srv *redisserver.Server) (string, error) {
+	p, _, err := profileOf(!srv.External())
+	return p, err
 }

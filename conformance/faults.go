@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -84,9 +85,12 @@ type faultScripter struct {
 	ran     map[string]int // calls that reached Redis and returned, per script
 	ranOK   map[string]int // of those, the ones Redis answered without error
 	ranOKOn map[string]int // the same by script and first key (name + "\n" + key)
-	stop    chan struct{}  // closed by close
-	stopped bool
-	bg      sync.WaitGroup
+	// cleanups holds the arguments of the clean-up calls (cleanupScripts)
+	// Redis answered, by first key, in the order answered.
+	cleanups map[string][][]string
+	stop     chan struct{} // closed by close
+	stopped  bool
+	bg       sync.WaitGroup
 }
 
 // faults returns a faultScripter around the case's Scripter; it is closed
@@ -318,6 +322,28 @@ func (f *faultScripter) awaitCleanup(t *testing.T, key string, since int, what s
 		"%s: the clean-up of the call: want a call of %v on %s answered by Redis within 10s, got none", what, cleanupScripts, key)
 }
 
+// awaitCleanupNaming is awaitCleanup for the clean-up call that names
+// token (the held call's id, or its hold) among its arguments, the one
+// that refuses the held call: a call may have more than one clean-up (a
+// write Lock that gives up drops its writer intent apart from abandoning
+// the call whose outcome it does not know), and the other may be answered
+// first.
+func (f *faultScripter) awaitCleanupNaming(t *testing.T, key string, since int, token, what string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		cs := f.cleanups[key]
+		for i := since; i < len(cs); i++ {
+			if slices.Contains(cs[i], token) {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, time.Millisecond,
+		"%s: the clean-up of the call: want a call of %v on %s naming %q answered by Redis within 10s, got none", what, cleanupScripts, key, token)
+}
+
 // nameOf names the script of a call.
 func nameOf(sha, src string) string {
 	if src != "" {
@@ -366,6 +392,12 @@ func (f *faultScripter) forward(ctx context.Context, c scriptCall) (any, error) 
 		f.ranOK[c.name]++
 		if len(c.keys) > 0 {
 			f.ranOKOn[c.name+"\n"+c.keys[0]]++
+			if slices.Contains(cleanupScripts, c.name) {
+				if f.cleanups == nil {
+					f.cleanups = map[string][][]string{}
+				}
+				f.cleanups[c.keys[0]] = append(f.cleanups[c.keys[0]], slices.Clone(c.args))
+			}
 		}
 	}
 	f.mu.Unlock()

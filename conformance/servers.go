@@ -53,31 +53,38 @@ func (e *env) shardedPubSub() bool {
 	return len(info) == 1 && info[0] != nil
 }
 
-// logServer logs the product and version of the deployment's server (as
-// INFO reports it), so that a run's output names the server it certified.
-func logServer(t *testing.T, a admin, key string) {
+// logServer logs the product and version of the deployment's server, as
+// HELLO 2 reports them (a command every user may send), so that a run's
+// output names the server it certified, and returns them ("Redis
+// 7.0.15"), or "" when HELLO fails.
+func logServer(t *testing.T, a admin, key string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	v, err := a.Do(ctx, key, "INFO", "server")
+	v, err := a.Do(ctx, key, "HELLO", "2")
 	if err != nil {
-		t.Logf("server: INFO server failed: %v", err)
-		return
+		t.Logf("server: HELLO 2 failed: %v", err)
+		return ""
 	}
-	s, _ := v.(string)
-	product, version := "Redis", infoField(s, "redis_version")
-	if vv := infoField(s, "valkey_version"); vv != "" {
-		product, version = "Valkey", vv
-	}
-	t.Logf("server: %s %s", product, version)
-}
-
-// infoField returns the value of field in an INFO reply, or "".
-func infoField(info, field string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSuffix(line, "\r"), field+":"); ok {
-			return v
+	kv, _ := v.([]any)
+	var product, version string
+	for i := 0; i+1 < len(kv); i += 2 {
+		k, _ := kv[i].(string)
+		val, _ := kv[i+1].(string)
+		switch k {
+		case "server":
+			product = val
+		case "version":
+			version = val
 		}
 	}
-	return ""
+	switch product {
+	case "redis":
+		product = "Redis"
+	case "valkey":
+		product = "Valkey"
+	}
+	server := strings.TrimSpace(product + " " + version)
+	t.Logf("server: %s", server)
+	return server
 }

@@ -25,7 +25,7 @@ func (s *Server) doAs(ctx context.Context, auth []string, args []string) (any, e
 	if len(args) == 0 {
 		return nil, errors.New("redisserver: Do: no command")
 	}
-	c, err := dial(ctx, s.Addr)
+	c, err := dial(ctx, s.Addr, s.dialer)
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: %s: %s: %w", s.Addr, args[0], err)
 	}
@@ -96,7 +96,7 @@ func (s *Server) Pause(ctx context.Context, d time.Duration) error {
 // for long; it blocks until the scan is complete or ctx is done. On a cluster
 // node it sees only that node's keys.
 func (s *Server) Keys(ctx context.Context, pattern string) ([]string, error) {
-	c, err := dial(ctx, s.Addr)
+	c, err := dial(ctx, s.Addr, s.dialer)
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: %s: SCAN: %w", s.Addr, err)
 	}

@@ -70,8 +70,9 @@ func (c *Cluster) External() bool { return c.external }
 // takes a little over 2s, because Redis keeps a freshly started master's
 // cluster state at fail for 2s.
 //
-// When [EnvClusterAddrs] is set it returns a Cluster for that existing
-// cluster instead: Addrs are the listed addresses, Nodes the masters found in
+// When [EnvClusterURLs] or [EnvClusterAddrs] is set it returns a Cluster
+// for that existing cluster instead (its nodes reached with the URLs' user,
+// password and TLS): Addrs are the listed addresses, Nodes the masters found in
 // CLUSTER SLOTS, and it waits (at most 20s) until the cluster is healthy as
 // above. Such nodes are never started, stopped or restarted by this package.
 //
@@ -96,8 +97,8 @@ func StartCluster(t testing.TB) *Cluster {
 // linked to its master (master_link_status:up) and every node's CLUSTER
 // SLOTS lists each master's replica; that, too, takes a little over 2s.
 //
-// When [EnvClusterAddrs] is set it returns a Cluster for that existing
-// cluster, as StartCluster does, with Replicas found in CLUSTER NODES (the
+// When [EnvClusterURLs] or [EnvClusterAddrs] is set it returns a Cluster
+// for that existing cluster, as StartCluster does, with Replicas found in CLUSTER NODES (the
 // first healthy replica of each master); it calls t.Fatalf when a master has
 // no replica. It fails as StartCluster does otherwise.
 func StartClusterWithReplicas(t testing.TB) *Cluster {
@@ -111,8 +112,24 @@ func startCluster(t testing.TB, replicas bool) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), clusterReadyTimeout)
 	defer cancel()
+	if env := os.Getenv(EnvClusterURLs); env != "" {
+		addrs, d, err := clusterURLs(env)
+		if err == nil {
+			var c *Cluster
+			if c, err = externalCluster(ctx, EnvClusterURLs, addrs, d, replicas); err == nil {
+				return c
+			}
+		}
+		t.Fatalf("%v", err)
+	}
 	if env := os.Getenv(EnvClusterAddrs); env != "" {
-		c, err := externalCluster(ctx, env, replicas)
+		var addrs []string
+		for _, a := range strings.Split(env, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				addrs = append(addrs, a)
+			}
+		}
+		c, err := externalCluster(ctx, EnvClusterAddrs, addrs, Dial{}, replicas)
 		if err != nil {
 			t.Fatalf("%v", err)
 		}

@@ -258,7 +258,7 @@ func waitReady(ctx context.Context, addr string, p *proc) error {
 func probe(ctx context.Context, addr, pid string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	c, err := dial(ctx, addr)
+	c, err := dial(ctx, addr, Dial{})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package redisserver
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -29,14 +30,45 @@ type conn struct {
 	w  *bufio.Writer
 }
 
-// dial connects to addr; it blocks until connected or ctx is done.
-func dial(ctx context.Context, addr string) (*conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+// dial connects to addr with the settings of d (TLS, with addr's host as
+// the server name; AUTH; SELECT); it blocks until connected and set up or
+// ctx is done.
+func dial(ctx context.Context, addr string, d Dial) (*conn, error) {
+	var nd net.Dialer
+	nc, err := nd.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, ctxErr(ctx, err)
 	}
-	return &conn{nc: nc, r: bufio.NewReader(nc), w: bufio.NewWriter(nc)}, nil
+	if d.TLS != nil {
+		cfg := d.TLS.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = nc.Close()
+			return nil, ctxErr(ctx, fmt.Errorf("TLS handshake: %w", err))
+		}
+		nc = tc
+	}
+	c := &conn{nc: nc, r: bufio.NewReader(nc), w: bufio.NewWriter(nc)}
+	if d.Password != "" {
+		auth := []string{"AUTH", d.Password}
+		if d.Username != "" {
+			auth = []string{"AUTH", d.Username, d.Password}
+		}
+		if _, err := c.do(ctx, auth...); err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("AUTH: %w", err)
+		}
+	}
+	if d.DB != 0 {
+		if _, err := c.do(ctx, "SELECT", strconv.Itoa(d.DB)); err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("SELECT %d: %w", d.DB, err)
+		}
+	}
+	return c, nil
 }
 
 func (c *conn) Close() error { return c.nc.Close() }

@@ -33,6 +33,7 @@ type Server struct {
 	Addr string
 
 	external bool
+	dialer   Dial // how to connect to an external server (see Dial)
 	bin      string
 	ver      Version // of bin; zero for an external server
 	dir      string
@@ -53,7 +54,8 @@ type Server struct {
 // 2s) and then removes the directory. It blocks until the server answers PING
 // and has finished loading, at most about 10s.
 //
-// When [EnvRedisAddr] is set it returns a Server for that address instead,
+// When [EnvRedisURL] or [EnvRedisAddr] is set it returns a Server for that
+// address (with the URL's user, password, database and TLS) instead,
 // after checking that it answers PING; that server is never started, stopped
 // or restarted by this package.
 //
@@ -62,9 +64,10 @@ type Server struct {
 // when the external server does not answer.
 func StartStandalone(t testing.TB) *Server {
 	t.Helper()
-	if addr := os.Getenv(EnvRedisAddr); addr != "" {
-		s := &Server{Addr: addr, external: true}
-		if err := pingExternal(s, EnvRedisAddr); err != nil {
+	if s, env, err := externalStandalone(); err != nil {
+		t.Fatalf("%v", err)
+	} else if s != nil {
+		if err := pingExternal(s, env); err != nil {
 			t.Fatalf("%v", err)
 		}
 		return s
@@ -248,9 +251,10 @@ func (s *Server) externalErr(op string) error {
 // directory. It fails, with the same messages as StartStandalone, instead
 // of calling t.Fatalf.
 func Launch(ctx context.Context) (s *Server, stop func(), err error) {
-	if addr := os.Getenv(EnvRedisAddr); addr != "" {
-		s := &Server{Addr: addr, external: true}
-		if err := pingExternal(s, EnvRedisAddr); err != nil {
+	if s, env, err := externalStandalone(); err != nil {
+		return nil, nil, err
+	} else if s != nil {
+		if err := pingExternal(s, env); err != nil {
 			return nil, nil, err
 		}
 		return s, func() {}, nil

@@ -124,16 +124,26 @@ func (st *nodeState) masterAddr() string {
 	return net.JoinHostPort(st.repl["master_host"], st.repl["master_port"])
 }
 
-// state asks s for CLUSTER INFO, INFO replication and CLUSTER SLOTS over one
-// connection.
+// state asks s for CLUSTER INFO, INFO replication (CLUSTER NODES on an
+// external server) and CLUSTER SLOTS over one connection.
 func (s *Server) state(ctx context.Context) (*nodeState, error) {
-	c, err := dial(ctx, s.Addr)
+	c, err := dial(ctx, s.Addr, s.dialer)
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: %s: %w", s.Addr, err)
 	}
 	defer c.Close()
 	var st nodeState
 	for _, cmd := range [][]string{{"CLUSTER", "INFO"}, {"INFO", "replication"}, {"CLUSTER", "SLOTS"}} {
+		if cmd[0] == "INFO" && s.external {
+			// An external node may be reached as an application's user,
+			// who may not run INFO (@dangerous): read the roles from
+			// CLUSTER NODES, which every user may.
+			var err error
+			if st.repl, err = s.replFromNodes(ctx, c); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		v, err := c.do(ctx, cmd...)
 		if err != nil {
 			return nil, fmt.Errorf("redisserver: %s: %s: %w", s.Addr, strings.Join(cmd, " "), err)
@@ -161,6 +171,7 @@ func (s *Server) state(ctx context.Context) (*nodeState, error) {
 type nodeLine struct {
 	id, addr, masterID string
 	flags              []string
+	link               string // link-state: "connected" or "disconnected"
 }
 
 // healthyReplica reports whether the line is a replica that is reachable
@@ -168,6 +179,33 @@ type nodeLine struct {
 func (n nodeLine) healthyReplica() bool {
 	bad := func(f string) bool { return f == "fail" || f == "fail?" || f == "handshake" || f == "noaddr" }
 	return slices.Contains(n.flags, "slave") && !slices.ContainsFunc(n.flags, bad)
+}
+
+// replFromNodes returns what state reads from INFO replication (role;
+// for a replica master_host, master_port and master_link_status) as
+// CLUSTER NODES on c tells it.
+func (s *Server) replFromNodes(ctx context.Context, c *conn) (map[string]string, error) {
+	v, err := c.do(ctx, "CLUSTER", "NODES")
+	if err != nil {
+		return nil, fmt.Errorf("redisserver: %s: CLUSTER NODES: %w", s.Addr, err)
+	}
+	str, _ := v.(string)
+	lines := s.parseNodes(str)
+	me := slices.IndexFunc(lines, func(n nodeLine) bool { return slices.Contains(n.flags, "myself") })
+	if me < 0 {
+		return nil, fmt.Errorf("redisserver: %s: CLUSTER NODES lists no node flagged myself", s.Addr)
+	}
+	if slices.Contains(lines[me].flags, "master") {
+		return map[string]string{"role": "master"}, nil
+	}
+	repl := map[string]string{"role": "slave", "master_link_status": "down"}
+	if lines[me].link == "connected" {
+		repl["master_link_status"] = "up"
+	}
+	if m := slices.IndexFunc(lines, func(n nodeLine) bool { return n.id == lines[me].masterID }); m >= 0 {
+		repl["master_host"], repl["master_port"], _ = net.SplitHostPort(lines[m].addr)
+	}
+	return repl, nil
 }
 
 // clusterNodes runs CLUSTER NODES and parses the reply. A node reported
@@ -181,6 +219,11 @@ func (s *Server) clusterNodes(ctx context.Context) ([]nodeLine, error) {
 	if !ok {
 		return nil, fmt.Errorf("redisserver: %s: CLUSTER NODES: unexpected reply %#v", s.Addr, v)
 	}
+	return s.parseNodes(str), nil
+}
+
+// parseNodes parses a CLUSTER NODES reply of s.
+func (s *Server) parseNodes(str string) []nodeLine {
 	host, _, _ := net.SplitHostPort(s.Addr)
 	var lines []nodeLine
 	for _, l := range strings.Split(str, "\n") {
@@ -192,7 +235,11 @@ func (s *Server) clusterNodes(ctx context.Context) ([]nodeLine, error) {
 		if port, ok := strings.CutPrefix(addr, ":"); ok {
 			addr = net.JoinHostPort(host, port)
 		}
-		lines = append(lines, nodeLine{id: f[0], addr: addr, flags: strings.Split(f[2], ","), masterID: f[3]})
+		n := nodeLine{id: f[0], addr: addr, flags: strings.Split(f[2], ","), masterID: f[3]}
+		if len(f) > 7 {
+			n.link = f[7]
+		}
+		lines = append(lines, n)
 	}
-	return lines, nil
+	return lines
 }

@@ -26,48 +26,46 @@ func All() []conformance.Driver {
 	return []conformance.Driver{GoRedis, Redigo, Rueidis}
 }
 
-// GoRedis is the go-redis v9 driver.
+// GoRedis is the go-redis v9 driver: a Client standalone, a
+// ClusterClient on a Cluster.
 var GoRedis = conformance.Driver{
 	Name: "goredis",
-	Standalone: func(t testing.TB, addr string) locker.Scripter {
-		c := goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true, PoolSize: 128})
-		t.Cleanup(func() { _ = c.Close() })
-		return goredisdriver.New(c)
-	},
-	Cluster: func(t testing.TB, addrs []string) locker.Scripter {
-		c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true, PoolSize: 128})
-		t.Cleanup(func() { _ = c.Close() })
-		return goredisdriver.New(c)
-	},
-	Authenticated: func(t testing.TB, addrs []string, cluster bool, user, password string) locker.Scripter {
-		if cluster {
-			c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, Username: user, Password: password, ContextTimeoutEnabled: true})
-			t.Cleanup(func() { _ = c.Close() })
-			return goredisdriver.New(c)
+	Connect: func(t testing.TB, c conformance.Conn) locker.Scripter {
+		if c.Cluster {
+			cl := goredis.NewClusterClient(&goredis.ClusterOptions{
+				Addrs: c.Addrs, Username: c.Username, Password: c.Password, TLSConfig: c.TLS,
+				ContextTimeoutEnabled: true, PoolSize: 128,
+			})
+			t.Cleanup(func() { _ = cl.Close() })
+			return goredisdriver.New(cl)
 		}
-		c := goredis.NewClient(&goredis.Options{Addr: addrs[0], Username: user, Password: password, ContextTimeoutEnabled: true})
-		t.Cleanup(func() { _ = c.Close() })
-		return goredisdriver.New(c)
+		cl := goredis.NewClient(&goredis.Options{
+			Addr: c.Addrs[0], Username: c.Username, Password: c.Password, DB: c.DB, TLSConfig: c.TLS,
+			ContextTimeoutEnabled: true, PoolSize: 128,
+		})
+		t.Cleanup(func() { _ = cl.Close() })
+		return goredisdriver.New(cl)
 	},
 }
 
 // Redigo is the redigo driver: a *redis.Pool standalone, redisc on a Cluster.
 var Redigo = conformance.Driver{
 	Name: "redigo",
-	Standalone: func(t testing.TB, addr string) locker.Scripter {
-		p := redigoPool(addr)
-		t.Cleanup(func() { _ = p.Close() })
-		return redigodriver.New(p)
-	},
-	Cluster: func(t testing.TB, addrs []string) locker.Scripter {
-		return redisCluster(t, addrs)
-	},
-	Authenticated: func(t testing.TB, addrs []string, cluster bool, user, password string) locker.Scripter {
-		auth := []redigo.DialOption{redigo.DialUsername(user), redigo.DialPassword(password)}
-		if cluster {
-			return redisCluster(t, addrs, auth...)
+	Connect: func(t testing.TB, c conformance.Conn) locker.Scripter {
+		var opts []redigo.DialOption
+		if c.Password != "" {
+			opts = append(opts, redigo.DialUsername(c.Username), redigo.DialPassword(c.Password))
 		}
-		p := redigoPool(addrs[0], auth...)
+		if c.TLS != nil {
+			opts = append(opts, redigo.DialUseTLS(true), redigo.DialTLSConfig(c.TLS))
+		}
+		if c.Cluster {
+			return redisCluster(t, c.Addrs, opts...)
+		}
+		if c.DB != 0 {
+			opts = append(opts, redigo.DialDatabase(c.DB))
+		}
+		p := redigoPool(c.Addrs[0], opts...)
 		t.Cleanup(func() { _ = p.Close() })
 		return redigodriver.New(p)
 	},
@@ -125,14 +123,10 @@ func testOnBorrow(c redigo.Conn, idleSince time.Time) error {
 // Rueidis is the rueidis driver; rueidis detects a Cluster by itself.
 var Rueidis = conformance.Driver{
 	Name: "rueidis",
-	Standalone: func(t testing.TB, addr string) locker.Scripter {
-		return rueidisClient(t, []string{addr})
-	},
-	Cluster: func(t testing.TB, addrs []string) locker.Scripter {
-		return rueidisClient(t, addrs)
-	},
-	Authenticated: func(t testing.TB, addrs []string, _ bool, user, password string) locker.Scripter {
-		return rueidisClient(t, addrs, func(o *rueidis.ClientOption) { o.Username, o.Password = user, password })
+	Connect: func(t testing.TB, c conformance.Conn) locker.Scripter {
+		return rueidisClient(t, c.Addrs, func(o *rueidis.ClientOption) {
+			o.Username, o.Password, o.SelectDB, o.TLSConfig = c.Username, c.Password, c.DB, c.TLS
+		})
 	},
 }
 
