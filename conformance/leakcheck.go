@@ -64,14 +64,46 @@ func ownGoroutines(label string) []string {
 		if label != "" && !labelled(rec, want) {
 			continue
 		}
-		for _, p := range ownPackages {
-			if strings.Contains(rec, p) {
-				out = append(out, strings.TrimSpace(rec))
-				break
-			}
+		if runsOwnCode(rec) {
+			out = append(out, strings.TrimSpace(rec))
 		}
 	}
 	return out
+}
+
+// runsOwnCode reports whether a goroutine's stack (either format: the
+// goroutine profile's or runtime.Stack's) has a frame, or was created by a
+// function, of ownPackages that is not test code: a driver's package may
+// run the suite from its own test (TestConformance in package
+// drivers/<x>_test), whose frames are on the stack while the suite runs.
+func runsOwnCode(rec string) bool {
+	for _, line := range strings.Split(rec, "\n") {
+		for _, p := range ownPackages {
+			if i := strings.Index(line, p); i >= 0 && !testCode(line[i:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// testCode reports whether the function named at the start of s (an import
+// path, then "pkg.Func...") is test code: in a _test package, or a Test,
+// Example, Fuzz or Benchmark function (or a closure in one).
+func testCode(s string) bool {
+	if j := strings.IndexAny(s, " \t("); j >= 0 {
+		s = s[:j]
+	}
+	pkg, fn, _ := strings.Cut(s[strings.LastIndex(s, "/")+1:], ".")
+	if strings.HasSuffix(pkg, "_test") {
+		return true
+	}
+	for _, pre := range []string{"Test", "Example", "Fuzz", "Benchmark"} {
+		if strings.HasPrefix(fn, pre) {
+			return true
+		}
+	}
+	return false
 }
 
 // labelled reports whether rec, one record of the goroutine profile, has
@@ -143,14 +175,8 @@ func assertNoNewCoreGoroutines(t *testing.T, before map[string]bool) {
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		leaked = leaked[:0]
 		for _, g := range allStacks()[1:] { // the first is the caller's
-			if before[goroutineID(g)] {
-				continue
-			}
-			for _, p := range ownPackages {
-				if strings.Contains(g, p) {
-					leaked = append(leaked, g)
-					break
-				}
+			if !before[goroutineID(g)] && runsOwnCode(g) {
+				leaked = append(leaked, g)
 			}
 		}
 		if len(leaked) == 0 || time.Now().After(deadline) {

@@ -13,17 +13,19 @@ import (
 	"github.com/mna/redisc"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/scriptlock/scriptlock/conformance"
 	goredisdriver "github.com/scriptlock/scriptlock/drivers/goredis"
 	redigodriver "github.com/scriptlock/scriptlock/drivers/redigo"
 	rueidisdriver "github.com/scriptlock/scriptlock/drivers/rueidis"
+	valkeygodriver "github.com/scriptlock/scriptlock/drivers/valkeygo"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
 // All returns every in-tree driver, in a fixed order.
 func All() []conformance.Driver {
-	return []conformance.Driver{GoRedis, Redigo, Rueidis}
+	return []conformance.Driver{GoRedis, Redigo, Rueidis, Valkeygo}
 }
 
 // GoRedis is the go-redis v9 driver: a Client standalone, a
@@ -141,4 +143,20 @@ func rueidisClient(t testing.TB, addrs []string, opts ...func(*rueidis.ClientOpt
 	}
 	t.Cleanup(c.Close)
 	return rueidisdriver.New(c)
+}
+
+// Valkeygo is the valkey-go driver; valkey-go, like rueidis, detects a
+// Cluster by itself.
+var Valkeygo = conformance.Driver{
+	Name: "valkeygo",
+	Connect: func(t testing.TB, c conformance.Conn) locker.Scripter {
+		o := valkey.ClientOption{InitAddress: c.Addrs, DisableCache: true,
+			Username: c.Username, Password: c.Password, SelectDB: c.DB, TLSConfig: c.TLS}
+		cl, err := valkey.NewClient(o)
+		if err != nil {
+			t.Fatalf("valkey-go: NewClient(%v): %v", c.Addrs, err)
+		}
+		t.Cleanup(cl.Close)
+		return valkeygodriver.New(cl)
+	},
 }
