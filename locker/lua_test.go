@@ -149,8 +149,8 @@ func TestLuaWakeChannelInARGV(t *testing.T) {
 	// rw_prelude.lua, publish(ch) and handover(..., wake) in
 	// mutex_prelude.lua (which also wakes a waiter on wake .. ':' .. id),
 	// publish(ch) and finish(wake) in sem_prelude.lua.
-	helper := regexp.MustCompile(`\b(?:finish|publish|handover)\(([^)]*)\)`)
-	params := []string{"wake", "ch", "lock, q, qx, wake", "wake .. ':' .. h", "wake .. ':' .. id"}
+	helper := regexp.MustCompile(`\b(?:finish|publish|handover|passOn)\(([^)]*)\)`)
+	params := []string{"wake", "ch", "lock, q, qx, wake", "lock, w, wake", "wake .. ':' .. h", "wake .. ':' .. id"}
 	for _, name := range allScripts() {
 		p := parseHeader(t, name)
 		for i, d := range p.keys {

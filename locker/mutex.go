@@ -20,6 +20,7 @@ type Mutex struct {
 	reentrant bool
 	refresh   bool
 	fifo      bool
+	starve    time.Duration // StarvationThreshold; 0: never (FIFO, or negative)
 	ttlArg    string   // ttlMS in decimal, as the scripts take it
 	queueMS   int64    // a queued waiter's entry lifetime
 	keys      []string // lock, queue, queue expiries, abandoned calls
@@ -41,7 +42,12 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 		return nil, err
 	}
 	k := c.Key(name)
+	starve := cmp.Or(o.StarvationThreshold, DefaultStarvationThreshold)
+	if starve < 0 || o.FIFO {
+		starve = 0
+	}
 	return &Mutex{
+		starve: starve,
 		c: c, name: name, ttlMS: ms, ttlArg: strconv.FormatInt(ms, 10), owner: o.Owner, reentrant: o.Reentrant,
 		refresh: o.AutoRefresh, fifo: o.FIFO, queueMS: queueTTL(ms),
 		keys: []string{k, k + ":q", k + ":qx", k + ":x"},
@@ -71,7 +77,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, notObtained(m.name, err) // no call to abandon
 	}
 	start := time.Now()
-	l, _, err := m.attempt(ctx, "", 0, false)
+	l, _, err := m.attempt(ctx, "", 0, false, false)
 	m.c.acquired(ctx, m.name, "mutex", start, 1, l, err)
 	return l, err
 }
@@ -117,10 +123,20 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if m.fifo {
 		own = []string{m.wake + ":" + waiter}
 	}
-	l, err := m.c.wait(ctx, m.name, !m.fifo, own, func(ctx context.Context) (*Lease, time.Duration, error) {
+	// A default-mode waiter starves after m.starve: it gets a waiter id
+	// and its own channel, and its tries keep it in the lock's key.
+	var sv starving
+	starved := false
+	if m.starve > 0 {
+		sv = starving{after: m.starve, join: func() string {
+			waiter, qttl, starved = newToken(), m.queueMS, true
+			return m.wake + ":" + waiter
+		}}
+	}
+	l, err := m.c.waitStarve(ctx, m.name, !m.fifo, own, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
-		l, pttl, err := m.attempt(ctx, waiter, qttl, tries > 1)
-		if m.fifo && err != nil {
+		l, pttl, err := m.attempt(ctx, waiter, qttl, tries > 1, starved)
+		if (m.fifo || starved) && err != nil {
 			// Refresh the queue entry well before it expires.
 			refresh := time.Duration(qttl) * time.Millisecond / 3
 			if pttl <= 0 || pttl > refresh {
@@ -130,7 +146,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		return l, pttl, err
 	})
 	m.c.acquired(ctx, m.name, "mutex", start, tries, l, err)
-	if err != nil && m.fifo && tries > 0 {
+	if err != nil && (m.fifo || starved) && tries > 0 {
 		keys, args := []string{m.keys[1], m.keys[2], m.keys[0]}, []string{waiter, m.wake}
 		m.c.later(m.keys[0], time.Time{}, func(ctx context.Context) error {
 			_, err := m.c.run(ctx, scriptDequeue, keys, args)
@@ -153,7 +169,7 @@ func notObtained(name string, cerr error) error {
 // waited already, so others may too: the lock's release then wakes them.
 // When the call's outcome is unknown it abandons the call in the background
 // (see abandon.lua).
-func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited bool) (*Lease, time.Duration, error) {
+func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, starved bool) (*Lease, time.Duration, error) {
 	id := newToken()
 	owner := m.owner
 	if owner == "" {
@@ -163,7 +179,9 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited b
 	// Empty arguments are the defaults (owner: the call id, no queue, a
 	// first try): the drivers box them without allocating.
 	var w, q string
-	if waited {
+	if starved {
+		w = "2" // and, when refused, kept as a starving waiter
+	} else if waited {
 		w = "1"
 	}
 	if qttl > 0 {
@@ -180,8 +198,12 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited b
 	if err != nil {
 		if !answered(err) {
 			keys, args := []string{m.keys[0], m.keys[3]}, []string{owner, id, abandonedMS, m.wake, waiter}
-			if waiter != "" {
+			if waiter != "" && !starved {
 				keys = append(keys, m.keys[1], m.keys[2])
+			} else {
+				// A starving waiter's entry stays: its next try refreshes
+				// it, or the dequeue at the end of Lock removes it.
+				args[4] = ""
 			}
 			m.c.later(m.keys[0], time.Time{}, func(ctx context.Context) error {
 				_, err := m.c.run(ctx, scriptAbandon, keys, args)

@@ -77,3 +77,98 @@ local function handover(lock, q, qx, wake)
   publish(wake .. ':' .. h)
   return 1
 end
+
+-- Starving waiters. A waiter of a mutex in the default (barging) mode that
+-- has waited longer than its threshold (MutexOptions.StarvationThreshold)
+-- is kept in the lock's own hash, in the 'w' mark: 'w' is '1' followed by
+-- one entry per starving waiter, in arrival order, each
+-- "<expiry ms>:<ttl ms>:<id length>:<owner length>:<waiter id><owner>"
+-- (owner '' for the waiter id itself; the lengths let an owner hold any
+-- byte). They live and die with the lock: the release of the last hold
+-- hands the lock to the first live one (passOn) instead of freeing it, so
+-- a releaser (or any newcomer) cannot take it back first. Only the lock's
+-- hash is needed for that, so a plain lease's release still takes that one
+-- key. The mark stays one field, so counting fields (HLEN) still tells
+-- the holds apart from owner, fence and 'w'.
+
+-- starvers returns the entries of mark w (nil or '1'...) as a list of
+-- {expiry ms, ttl ms, waiter id, owner}.
+local function starvers(w)
+  local list, i = {}, 2
+  while w do
+    local exp, ttl, a, b, j = string.match(w, '^(%d+):(%d+):(%d+):(%d+):()', i)
+    if not exp then
+      break
+    end
+    a, b = tonumber(a), tonumber(b)
+    list[#list + 1] = {tonumber(exp), tonumber(ttl), string.sub(w, j, j + a - 1), string.sub(w, j + a, j + a + b - 1)}
+    i = j + a + b
+  end
+  return list
+end
+
+-- starveMark returns the 'w' mark holding the entries of list that are
+-- live at now (server ms).
+local function starveMark(list, now)
+  local s = {'1'}
+  for _, e in ipairs(list) do
+    if e[1] > now then
+      s[#s + 1] = string.format('%d:%d:%d:%d:', e[1], e[2], #e[3], #e[4]) .. e[3] .. e[4]
+    end
+  end
+  return table.concat(s)
+end
+
+-- msNow returns the server time in ms and the TIME reply.
+local function msNow()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), t
+end
+
+-- unstarve removes waiter id's entry, if any, from the 'w' mark of lock
+-- (expired entries go too).
+local function unstarve(lock, id)
+  local w = redis.call('HGET', lock, 'w')
+  if w and #w > 1 then
+    local now = msNow()
+    local list = starvers(w)
+    for _, e in ipairs(list) do
+      if e[3] == id then
+        e[1] = 0
+      end
+    end
+    redis.call('HSET', lock, 'w', starveMark(list, now))
+  end
+end
+
+-- passOn frees lock, whose last hold is gone and whose 'w' mark is w (nil
+-- when nobody waits): with a live starving waiter in w, the lock goes
+-- straight to the first one, the way handover gives it to a FIFO waiter
+-- (its owner, its hold named by the waiter id, a fresh fence in server µs,
+-- the later entries kept in 'w', a life of the waiter's TTL but no longer
+-- than its entry would have lived), and only that waiter is woken, on
+-- wake .. ':' .. waiter id; it returns 1. Otherwise it deletes the lock
+-- and returns 0: the caller wakes the waiters, if any.
+local function passOn(lock, w, wake)
+  if w and #w > 1 then
+    local now, t = msNow()
+    local list = starvers(w)
+    for _, e in ipairs(list) do
+      if e[1] > now then
+        local exp, id, owner = e[1], e[3], e[4]
+        if owner == '' then
+          owner = id
+        end
+        e[1] = 0 -- leaves the mark
+        local fence = t[1] .. string.format('%06d', t[2])
+        redis.call('DEL', lock)
+        redis.call('HSET', lock, 'owner', owner, 'fence', fence, 'h:' .. id, fence, 'w', starveMark(list, now))
+        redis.call('PEXPIRE', lock, math.max(1, math.min(e[2], exp - now)))
+        publish(wake .. ':' .. id)
+        return 1
+      end
+    end
+  end
+  redis.call('DEL', lock)
+  return 0
+end
