@@ -34,28 +34,28 @@ func init() {
 			check: checkStarveTightLoop,
 		},
 		testCase{
-			name: "Starve/BargeBeforeThreshold",
-			rule: "A default-mode waiter that has not yet waited its StarvationThreshold does not hold the lock back: the holder's Unlock frees it, and a TryLock right after is granted; the waiter is granted after that lease's Unlock.",
+			name:  "Starve/BargeBeforeThreshold",
+			rule:  "A default-mode waiter that has not yet waited its StarvationThreshold does not hold the lock back: the holder's Unlock frees it, and a TryLock right after is granted; the waiter is granted after that lease's Unlock.",
 			check: checkStarveBargeBefore,
 		},
 		testCase{
-			name: "Starve/Order",
-			rule: "Default-mode waiters that starved are handed the lock in the order they starved, one per Unlock, and the lock is never free in between.",
+			name:  "Starve/Order",
+			rule:  "Default-mode waiters that starved are handed the lock in the order they starved, one per Unlock, and the lock is never free in between.",
 			check: checkStarveOrder,
 		},
 		testCase{
-			name: "Starve/Outcome/ReleaseLost",
-			rule: "An Unlock whose release call hands the lock to a starving waiter and whose reply is lost returns nil (its retry finds the lock handed over within the lease's validity): the waiter is granted once, its lease is valid, and a newcomer's TryLock is refused until it is released.",
+			name:  "Starve/Outcome/ReleaseLost",
+			rule:  "An Unlock whose release call hands the lock to a starving waiter and whose reply is lost returns nil (its retry finds the lock handed over within the lease's validity): the waiter is granted once, its lease is valid, and a newcomer's TryLock is refused until it is released.",
 			check: checkStarveReleaseLost,
 		},
 		testCase{
-			name: "Starve/Outcome/AcquireLost",
-			rule: "A starving waiter's acquire call whose reply is lost is cleaned up and Lock goes on: the waiter is granted the lock that the holder's Unlock hands it, and after its Unlock the lock is free for another client (no starving entry or hold is left).",
+			name:  "Starve/Outcome/AcquireLost",
+			rule:  "A starving waiter's acquire call whose reply is lost is cleaned up and Lock goes on: the waiter is granted the lock that the holder's Unlock hands it, and after its Unlock the lock is free for another client (no starving entry or hold is left).",
 			check: checkStarveAcquireLost,
 		},
 		testCase{
-			name: "Starve/Outcome/GiveUpAfterHandOver",
-			rule: "A starving waiter whose context ends while the call that would learn of its hand-over is in flight leaves at once: its clean-up drops the handed-over hold and hands the lock to the next starving waiter, who is granted well before the lock's TTL; the held call, delivered late, is refused ({0, 0}).",
+			name:  "Starve/Outcome/GiveUpAfterHandOver",
+			rule:  "A starving waiter whose context ends while the call that would learn of its hand-over is in flight leaves at once: its clean-up drops the handed-over hold and hands the lock to the next starving waiter, who is granted well before the lock's TTL; the held call, delivered late, is refused ({0, 0}).",
 			check: checkStarveGiveUp,
 		},
 	)

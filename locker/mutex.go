@@ -21,10 +21,10 @@ type Mutex struct {
 	refresh   bool
 	fifo      bool
 	starve    time.Duration // StarvationThreshold; 0: never (FIFO, or negative)
-	ttlArg    string   // ttlMS in decimal, as the scripts take it
-	queueMS   int64    // a queued waiter's entry lifetime
-	keys      []string // lock, queue, queue expiries, abandoned calls
-	wake      string   // the wake channel
+	ttlArg    string        // ttlMS in decimal, as the scripts take it
+	queueMS   int64         // a queued waiter's entry lifetime
+	keys      []string      // lock, queue, queue expiries, abandoned calls
+	wake      string        // the wake channel
 }
 
 // NewMutex returns the mutex called name whose leases last ttl unless
@@ -48,7 +48,7 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 	}
 	return &Mutex{
 		starve: starve,
-		c: c, name: name, ttlMS: ms, ttlArg: strconv.FormatInt(ms, 10), owner: o.Owner, reentrant: o.Reentrant,
+		c:      c, name: name, ttlMS: ms, ttlArg: strconv.FormatInt(ms, 10), owner: o.Owner, reentrant: o.Reentrant,
 		refresh: o.AutoRefresh, fifo: o.FIFO, queueMS: queueTTL(ms),
 		keys: []string{k, k + ":q", k + ":qx", k + ":x"},
 		wake: k + ":wake",
