@@ -145,7 +145,8 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		}
 		return l, pttl, err
 	})
-	m.c.acquired(ctx, m.name, "mutex", start, tries, l, err)
+	// A hand-over's hold is named by the waiter id (see attempt).
+	m.c.acquiredHow(ctx, m.name, "mutex", start, tries, l, l != nil && waiter != "" && l.hold == waiter, err)
 	if err != nil && (m.fifo || starved) && tries > 0 {
 		keys, args := []string{m.keys[1], m.keys[2], m.keys[0]}, []string{waiter, m.wake}
 		m.c.later(m.keys[0], time.Time{}, func(ctx context.Context) error {
