@@ -59,6 +59,32 @@ func init() {
 			check: checkStarveGiveUp,
 		},
 	)
+	rwCases = insertBefore(rwCases, "RW/BadInput", testCase{
+		name: "RW/StarvingWriter",
+		rule: "A writer whose Lock has waited past its StarvationThreshold goes before a barging writer: once its intent starves, the holder's Unlock leaves the lock free, yet the holder's own TryLock and another writer's TryLock are refused, " +
+			"and the starving writer's Lock is granted; after its Unlock, a writer's TryLock is granted again.",
+		check: checkRWStarvingWriter,
+	})
+}
+
+// starvingIntents returns the starving writers' intents of the read-write
+// lock name: 'i:' fields whose record's extend number is 1 (see
+// rw_lock.lua).
+func (e *env) starvingIntents(c *locker.Client, name string) int {
+	e.t.Helper()
+	k := c.Key(name) + ":rw"
+	r, err := e.d.admin.Do(e.ctx, k, "HGETALL", k)
+	require.NoError(e.t, err, "call: admin HGETALL %s", k)
+	all, _ := r.([]any)
+	n := 0
+	for i := 0; i+1 < len(all); i += 2 {
+		f, _ := all[i].(string)
+		v, _ := all[i+1].(string)
+		if rec := strings.SplitN(v, ":", 4); strings.HasPrefix(f, "i:") && len(rec) == 4 && rec[2] == "1" {
+			n++
+		}
+	}
+	return n
 }
 
 // starveAfter is the threshold of the cases' waiters: short, so that a
@@ -339,4 +365,39 @@ func checkStarveGiveUp(t *testing.T, e *env) {
 	require.NoError(t, err, "call: Inspect")
 	assert.Equal(t, n.l.Fence(), st.Mutex.Fence, "call: Inspect: the second waiter's grant holds the lock")
 	require.NoError(t, n.l.Unlock(e.ctx), "call: second waiter Unlock")
+}
+
+func checkRWStarvingWriter(t *testing.T, e *env) {
+	const name = "starve-rw"
+	c := e.client(nil)
+	holder := e.rw(c, name, 30*time.Second, nil)
+	h, err := holder.TryLock(e.ctx)
+	require.NoError(t, err, "call: holder TryLock (write)")
+
+	g := &gatedScripter{countingScripter: &countingScripter{Scripter: e.s}}
+	got := rwLockAsync(e.ctx, e.rw(e.clientOn(g, slowPolling), name, 30*time.Second, &locker.RWMutexOptions{StarvationThreshold: starveAfter}), nil)
+	require.Eventually(t, func() bool { return e.starvingIntents(c, name) == 1 }, 10*time.Second, time.Millisecond,
+		"call: the waiting writer's intent starves (admin HGETALL of the lock's hash)")
+
+	g.gate.Lock() // the starving writer's process can send nothing now
+	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock")
+	again, err := holder.TryLock(e.ctx)
+	if err == nil {
+		g.gate.Unlock()
+		_ = again.Unlock(e.ctx)
+		t.Fatal("call: holder TryLock right after its Unlock: granted, want ErrNotObtained (a starving writer goes first)")
+	}
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: holder TryLock right after its Unlock")
+	_, err = e.rw(e.client(nil), name, 30*time.Second, nil).TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: another writer's TryLock while the starving writer's intent lives")
+	g.gate.Unlock()
+
+	r := recv(t, got, "starving writer Lock")
+	require.NoError(t, r.err, "call: starving writer Lock")
+	assert.Greater(t, r.l.Fence(), h.Fence(), "call: starving writer's Fence()")
+	require.NoError(t, r.l.Unlock(e.ctx), "call: starving writer Unlock")
+	assert.Zero(t, e.starvingIntents(c, name), "call: starving intents after the writer's grant")
+	l, err := holder.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock after the starving writer's Unlock")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
 }

@@ -12,6 +12,21 @@ import (
 // state in Redis until acquired; each acquisition returns a *Lease. A Mutex
 // is safe for concurrent use: goroutines sharing it contend like separate
 // processes (unless Owner is set, which makes them one owner).
+//
+// Fairness. By default a released lock goes to whoever asks first
+// (barging): the releaser that locks again at once usually wins, which
+// keeps throughput high, while a woken waiter may lose the race again and
+// again. So a blocking Lock that has waited StarvationThreshold (default
+// DefaultStarvationThreshold, 5 ms) without the lock becomes a starving
+// waiter: it is kept in the lock's own key, and the Unlock of the lock's
+// last hold hands the lock straight to the first starving waiter (in the
+// order they starved), in the same script call, and wakes only it. Until
+// then nobody can take the lock: neither the releaser nor a newcomer. The
+// lock barges again once no waiter starves. This is sync.Mutex's
+// starvation mode, with the threshold chosen by measurement (the bench
+// package's BenchmarkLockStarve: 8 goroutines on one key, holding 1 ms and
+// 100 µs): see DefaultStarvationThreshold. MutexOptions.FIFO instead
+// grants every blocking Lock in arrival order.
 type Mutex struct {
 	c         *Client
 	name      string
@@ -90,7 +105,10 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // backoff from Options.MinRetryDelay to MaxRetryDelay when polling. In FIFO
 // mode it joins the lock's queue and is granted the lock in arrival order:
 // the holder's Unlock hands the lock to the first waiter in the queue, and
-// only that waiter is woken.
+// only that waiter is woken. In the default mode, a waiter that has waited
+// MutexOptions.StarvationThreshold starves: from its next attempt on (it
+// wakes for it) it is kept in the lock's key, and an Unlock hands it the
+// lock the same way (see Mutex).
 // When ctx ends first it returns ErrNotObtained joined with ctx.Err(), so
 // errors.Is works for both (and with the last connection error, if the
 // attempts were failing), at once: leaving the queue and cleaning up after

@@ -57,8 +57,8 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 // starving makes a waiter switch, once it has waited after (from the
 // start of the wait), from barging to being handed the lock: before the
 // first try past that point the wait loop calls join, which returns the
-// waiter's own channel (a release that hands it the lock wakes it there),
-// subscribes to it, and from then on listens there too. The tries after
+// waiter's own channel (a release that hands it the lock wakes it there;
+// "" for none), subscribes to it, and from then on listens there too. The tries after
 // it see the switch through what join set. A waiter asleep at the
 // threshold wakes for it. The zero starving never switches.
 type starving struct {
@@ -109,7 +109,7 @@ func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []
 			// cannot come first.
 			starveAt = time.Time{}
 			ch := sv.join()
-			if wake != nil {
+			if wake != nil && ch != "" {
 				me := mine
 				if me == nil {
 					me = make(chan struct{}, 1)
