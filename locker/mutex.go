@@ -3,6 +3,7 @@ package locker
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -143,10 +144,12 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	}
 	// A default-mode waiter starves after m.starve: it gets a waiter id
 	// and its own channel, and its tries keep it in the lock's key.
+	// Once the lock is in starvation mode (waiters starve already), it
+	// starves at once.
 	var sv starving
-	starved := false
+	starved, hurry := false, false
 	if m.starve > 0 {
-		sv = starving{after: m.starve, join: func() string {
+		sv = starving{after: m.starve, early: func() bool { return hurry }, join: func() string {
 			waiter, qttl, starved = newToken(), m.queueMS, true
 			return m.wake + ":" + waiter
 		}}
@@ -154,6 +157,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	l, err := m.c.waitStarve(ctx, m.name, !m.fifo, own, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
 		l, pttl, err := m.attempt(ctx, waiter, qttl, tries > 1, starved)
+		hurry = hurry || errors.Is(err, errStarvation)
 		if (m.fifo || starved) && err != nil {
 			// Refresh the queue entry well before it expires.
 			refresh := time.Duration(qttl) * time.Millisecond / 3
@@ -174,6 +178,11 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	}
 	return l, err
 }
+
+// errStarvation is ErrNotObtained from a lock in starvation mode: its
+// release hands it to the waiters that starved (see Mutex), so a waiter
+// does best to starve at once.
+var errStarvation = fmt.Errorf("%w (starving waiters go first)", ErrNotObtained)
 
 func notObtained(name string, cerr error) error {
 	return fmt.Errorf("%w: %q: %w", ErrNotObtained, name, cerr)
@@ -211,7 +220,7 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, 
 	if err == nil {
 		v, err = replyInts(scriptAcquire, r)
 	}
-	if err == nil && (v[0] < 0 || v[0] > 2 || v[0] == 2 && waiter == "") {
+	if err == nil && (v[0] < 0 || v[0] > 3 || v[0] == 2 && waiter == "") {
 		err = fmt.Errorf("%w: acquire status %d", ErrUnexpectedReply, v[0])
 	}
 	if err != nil {
@@ -230,6 +239,9 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, 
 			})
 		}
 		return nil, 0, err
+	}
+	if v[0] == 3 { // waiters starve already: a blocking Lock starves at once
+		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", errStarvation, m.name)
 	}
 	if v[0] == 0 {
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, m.name)

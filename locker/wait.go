@@ -58,11 +58,14 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 // start of the wait), from barging to being handed the lock: before the
 // first try past that point the wait loop calls join, which returns the
 // waiter's own channel (a release that hands it the lock wakes it there;
-// "" for none), subscribes to it, and from then on listens there too. The tries after
-// it see the switch through what join set. A waiter asleep at the
-// threshold wakes for it. The zero starving never switches.
+// "" for none), subscribes to it, and from then on listens there too. The
+// tries after it see the switch through what join set. A waiter asleep at
+// the threshold wakes for it; early, when set, switches it before the
+// threshold once it reports true (checked after each refusal). The zero
+// starving never switches.
 type starving struct {
 	after time.Duration
+	early func() bool // when set and true, starve now (after the next refusal's subscription)
 	join  func() string
 }
 
@@ -103,7 +106,7 @@ func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []
 		if c.closed.Load() {
 			return nil, ErrClosed
 		}
-		if joined && !starveAt.IsZero() && !time.Now().Before(starveAt) {
+		if joined && !starveAt.IsZero() && (!time.Now().Before(starveAt) || sv.early != nil && sv.early()) {
 			// Listen on the waiter's own channel before the try that
 			// makes it a starving waiter, so the hand-over's wake-up
 			// cannot come first.
@@ -194,6 +197,9 @@ func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []
 		}
 		if !starveAt.IsZero() && joined {
 			pause = max(0, min(pause, time.Until(starveAt))) // starve on time, even unwoken
+			if sv.early != nil && sv.early() {
+				pause = 0
+			}
 		}
 		if timer == nil {
 			timer = time.NewTimer(pause)

@@ -40,6 +40,11 @@
 --        {0, pttl} when not granted: pttl is the holder's remaining time to
 --        live in milliseconds, 0 when the lock is free but an earlier
 --        queued waiter goes first (or the call was abandoned).
+--        {3, pttl} not granted, as {0, pttl}, to a caller that is not
+--        starving while starving waiters are kept in the lock's mark: the
+--        lock is in starvation mode, handed from one to the next, so a
+--        blocking Lock starves at once (it queues behind them, as
+--        sync.Mutex's newcomers do in starvation mode).
 --
 -- The hash holds 'owner', 'fence', one 'h:<call id>' field per hold, whose
 -- value is the grant's order (server µs) and, after an extend, the lease's
@@ -167,7 +172,12 @@ if qttl > 0 and waiter ~= '' and ARGV[7] ~= '2' then
   redis.call('PEXPIRE', KEYS[3], 3 * qttl)
 end
 if owner then
-  redis.call('HSETNX', KEYS[1], 'w', '1') -- this caller waits: wake it on release
+  -- this caller waits: wake it on release
+  if redis.call('HSETNX', KEYS[1], 'w', '1') == 0 and redis.call('HSTRLEN', KEYS[1], 'w') > 1 then
+    -- starving waiters are kept: the lock is handed over, not barged
+    -- for, so the caller had better starve at once (reply 3)
+    return {3, redis.call('PTTL', KEYS[1])}
+  end
   return {0, redis.call('PTTL', KEYS[1])}
 end
 return {0, 0}
