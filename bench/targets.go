@@ -121,9 +121,10 @@ var StarveThresholds = []time.Duration{-1, time.Millisecond, 2 * time.Millisecon
 // threshold: scriptlock on each driver with each of StarveThresholds
 // (mode starve=<threshold>, starve=off for a negative one) and in FIFO
 // mode (starve=fifo), contended with 8 clients holding 1 ms and
-// ShortHold. Read them as ratios within one run.
+// ShortHold, and with 2 clients holding 1 ms (light contention, where
+// barging should stay). Read them as ratios within one run.
 func StarveTargets() []Target {
-	sc := []Scenario{Contended(8, time.Millisecond), Contended(8, ShortHold)}
+	sc := []Scenario{Contended(8, time.Millisecond), Contended(8, ShortHold), Contended(2, time.Millisecond)}
 	var ts []Target
 	for _, d := range Drivers {
 		for _, th := range StarveThresholds {
