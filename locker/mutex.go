@@ -15,19 +15,22 @@ import (
 // processes (unless Owner is set, which makes them one owner).
 //
 // Fairness. By default a released lock goes to whoever asks first
-// (barging): the releaser that locks again at once usually wins, which
-// keeps throughput high, while a woken waiter may lose the race again and
-// again. So a blocking Lock that has waited StarvationThreshold (default
-// DefaultStarvationThreshold, 5 ms) without the lock becomes a starving
-// waiter: it is kept in the lock's own key, and the Unlock of the lock's
-// last hold hands the lock straight to the first starving waiter (in the
-// order they starved), in the same script call, and wakes only it. Until
-// then nobody can take the lock: neither the releaser nor a newcomer. The
-// lock barges again once no waiter starves. This is sync.Mutex's
-// starvation mode, with the threshold chosen by measurement (the bench
-// package's BenchmarkLockStarve: 8 goroutines on one key, holding 1 ms and
-// 100 µs): see DefaultStarvationThreshold. MutexOptions.FIFO instead
-// grants every blocking Lock in arrival order.
+// (barging): the releaser that locks again at once usually wins, while a
+// woken waiter may lose the race again and again. So the rule is
+// sync.Mutex's starvation mode: a blocking Lock that has waited
+// MutexOptions.StarvationThreshold (default DefaultStarvationThreshold,
+// 5 ms) without the lock becomes a starving waiter. It is kept in the
+// lock's own key, and the Unlock of the lock's last hold hands the lock
+// straight to the first live starving waiter (in the order they starved),
+// in the same script call, and wakes only that waiter: the lock is never
+// free in between, so neither the releaser nor a newcomer can take it.
+// While waiters starve the lock is in starvation mode: a blocking Lock
+// that is refused starves at once and queues behind them (a TryLock is
+// refused, as on any held lock). Once no waiter starves, the lock barges
+// again. The threshold and the rule were chosen by measurement
+// (BenchmarkLockStarve in the bench package): see
+// DefaultStarvationThreshold. MutexOptions.FIFO instead queues every
+// blocking Lock from its first refusal.
 type Mutex struct {
 	c         *Client
 	name      string
@@ -63,9 +66,8 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 		starve = 0
 	}
 	return &Mutex{
-		starve: starve,
-		c:      c, name: name, ttlMS: ms, ttlArg: strconv.FormatInt(ms, 10), owner: o.Owner, reentrant: o.Reentrant,
-		refresh: o.AutoRefresh, fifo: o.FIFO, queueMS: queueTTL(ms),
+		c: c, name: name, ttlMS: ms, ttlArg: strconv.FormatInt(ms, 10), owner: o.Owner, reentrant: o.Reentrant,
+		refresh: o.AutoRefresh, fifo: o.FIFO, starve: starve, queueMS: queueTTL(ms),
 		keys: []string{k, k + ":q", k + ":qx", k + ":x"},
 		wake: k + ":wake",
 	}, nil

@@ -27,8 +27,6 @@
 --        owner holds the lock. Nothing is changed unless 1. A release that
 --        arrives late never drops a hold granted after its own.
 
--- @include mutex_prelude.lua
-
 local hold = 'h:' .. ARGV[2]
 local v = redis.call('HMGET', KEYS[1], 'owner', hold, 'w')
 if not v[1] then
@@ -46,6 +44,10 @@ if n == 3 then
   redis.call('DEL', KEYS[1])
   return 1
 end
+
+-- After the fast path, which so creates none of its functions:
+-- @include mutex_prelude.lua
+
 local left = n - 3
 if v[3] then
   left = left - 1
