@@ -196,17 +196,19 @@ type MutexOptions struct {
 // MutexOptions.StarvationThreshold and RWMutexOptions.StarvationThreshold
 // (see Mutex). It was chosen with the bench package's BenchmarkLockStarve
 // (thresholds 1, 2, 5, 10 and 50 ms against barging alone and FIFO, one
-// key, medians within one run, loopback). Under light contention (2
-// goroutines, 1 ms holds) 5 ms lets 9–12% of grants be handed over, at 3.5
-// script calls per grant, and gave the most grants per second and the
-// lowest p99 wait of the thresholds (7.5–7.7 ms, against 15.7–16.8 ms for
-// barging alone); 1 ms hands over 44–47% of grants at 4.1 calls each and
-// slows the hand-offs by a sixth; 10 ms let p99 rise to 12.3–12.5 ms.
-// Under heavy contention (8 goroutines) every waiter passes any of them,
-// the lock stays in starvation mode, and p99 and fairness come close to
-// the FIFO mode's, for about a tenth fewer grants per second than barging
-// alone. A network round trip well above a millisecond calls for a larger
-// threshold: a waiter should not starve for losing one race.
+// key, medians of 5 within one run, loopback, go-redis and rueidis).
+// Under light contention (2 goroutines, 1 ms holds) 5 ms hands over 9–12%
+// of grants, at 3.5 script calls per grant, and gave the most grants per
+// second (with 10 ms) and the lowest p99 wait (7.5–7.7 ms, against
+// 15.7–16.8 ms for barging alone); 1 ms hands over 44–47% of grants, at
+// 4.1 calls each, for a fifth fewer grants per second; 10 ms let p99 rise
+// to 12.3–12.5 ms and fairness fall to 0.90–0.94. Under heavy contention
+// (8 goroutines) every waiter passes any of them, the lock stays in
+// starvation mode, and p99 and fairness come close to the FIFO mode's,
+// for 11–16% fewer grants per second than barging alone with 1 ms holds
+// and 1.7–2.3 times as many with 100 µs holds. Over a network round trip
+// well above a millisecond a larger threshold fits better: a waiter
+// should not starve for losing one race.
 const DefaultStarvationThreshold = 5 * time.Millisecond
 
 // validName checks a lock name or claim key.
