@@ -173,7 +173,10 @@ if qttl > 0 and waiter ~= '' and ARGV[7] ~= '2' then
 end
 if owner then
   -- this caller waits: wake it on release
-  if redis.call('HSETNX', KEYS[1], 'w', '1') == 0 and redis.call('HSTRLEN', KEYS[1], 'w') > 1 then
+  local w = redis.call('HGET', KEYS[1], 'w')
+  if not w then
+    redis.call('HSET', KEYS[1], 'w', '1')
+  elseif #w > 1 then
     -- starving waiters are kept: the lock is handed over, not barged
     -- for, so the caller had better starve at once (reply 3)
     return {3, redis.call('PTTL', KEYS[1])}
