@@ -39,7 +39,10 @@ if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] and
     local w = redis.call('HGET', KEYS[1], 'w')
     -- the last hold is gone: a starving waiter gets the lock (passOn),
     -- else it is freed
-    free = w and passOn(KEYS[1], w, ARGV[4]) == 0
+    if w and passOn(KEYS[1], w, ARGV[4], nil) == 0 then
+      redis.call('DEL', KEYS[1])
+      free = true
+    end
   end
 end
 if ARGV[5] ~= '' and redis.call('ZREM', KEYS[3], ARGV[5]) == 1 then

@@ -33,7 +33,10 @@ if handed then
   elseif n == 3 then
     local w = redis.call('HGET', KEYS[3], 'w')
     if w then
-      passed = passOn(KEYS[3], w, ARGV[2]) == 1
+      passed = passOn(KEYS[3], w, ARGV[2], nil) == 1
+      if not passed then
+        redis.call('DEL', KEYS[3])
+      end
     end
   end
 end

@@ -53,8 +53,12 @@ end
 -- the queue and is woken on its own channel, wake .. ':' .. waiter id. It
 -- returns 1 when it handed the lock over, 0 when nobody waits or the
 -- head's entry has no hand-over details (written by an older client): the
--- caller then wakes everyone on wake.
-local function handover(lock, q, qx, wake)
+-- caller then frees the lock, if it holds one, and wakes everyone on wake.
+-- A lock that still exists is rewritten in place, its last hold, gone,
+-- dropped: the key never stops existing (a script may not create a key of
+-- a slot being migrated, and an error after a DEL would free the lock
+-- behind its caller's back).
+local function handover(lock, q, qx, wake, gone)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local h, v = queueHead(q, qx, now, true)
@@ -71,6 +75,9 @@ local function handover(lock, q, qx, wake)
   end
   local fence = t[1] .. string.format('%06d', t[2])
   redis.call('HSET', lock, 'owner', owner, 'fence', fence, 'h:' .. h, fence, 'w', '1')
+  if gone then
+    redis.call('HDEL', lock, gone)
+  end
   redis.call('PEXPIRE', lock, math.max(1, math.min(tonumber(ttl), exp - now)))
   redis.call('ZREM', q, h)
   redis.call('HDEL', qx, h)
@@ -141,15 +148,17 @@ local function unstarve(lock, id)
   end
 end
 
--- passOn frees lock, whose last hold is gone and whose 'w' mark is w (nil
--- when nobody waits): with a live starving waiter in w, the lock goes
--- straight to the first one, the way handover gives it to a FIFO waiter
--- (its owner, its hold named by the waiter id, a fresh fence in server µs,
--- the later entries kept in 'w', a life of the waiter's TTL but no longer
--- than its entry would have lived), and only that waiter is woken, on
--- wake .. ':' .. waiter id; it returns 1. Otherwise it deletes the lock
--- and returns 0: the caller wakes the waiters, if any.
-local function passOn(lock, w, wake)
+-- passOn is called when the last hold of lock (the field gone, or nil
+-- when already deleted) is to go; w is its 'w' mark (nil when nobody
+-- waits). With a live starving waiter in w, the lock goes straight to the
+-- first one, the way handover gives it to a FIFO waiter (its owner, its
+-- hold named by the waiter id, a fresh fence in server µs, the later
+-- entries kept in 'w', a life of the waiter's TTL but no longer than its
+-- entry would have lived), and only that waiter is woken, on
+-- wake .. ':' .. waiter id; it returns 1. The key is rewritten in place,
+-- never deleted (see handover). Otherwise it changes nothing and returns
+-- 0: the caller frees the lock and wakes the waiters, if any.
+local function passOn(lock, w, wake, gone)
   if w and #w > 1 then
     local now, t = msNow()
     local list = starvers(w)
@@ -161,14 +170,15 @@ local function passOn(lock, w, wake)
         end
         e[1] = 0 -- leaves the mark
         local fence = t[1] .. string.format('%06d', t[2])
-        redis.call('DEL', lock)
         redis.call('HSET', lock, 'owner', owner, 'fence', fence, 'h:' .. id, fence, 'w', starveMark(list, now))
+        if gone then
+          redis.call('HDEL', lock, gone)
+        end
         redis.call('PEXPIRE', lock, math.max(1, math.min(e[2], exp - now)))
         publish(wake .. ':' .. id)
         return 1
       end
     end
   end
-  redis.call('DEL', lock)
   return 0
 end

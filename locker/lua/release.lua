@@ -68,9 +68,13 @@ if left > 0 and ARGV[3] == '1' then
   end
 end
 if left <= 0 then
-  if passOn(KEYS[1], v[3], ARGV[4]) == 0 and v[3] and
-      not (#KEYS >= 3 and handover(KEYS[1], KEYS[2], KEYS[3], ARGV[4]) == 1) then
-    publish(ARGV[4])
+  -- hand the lock over in place (passOn, handover), or free it
+  if not (passOn(KEYS[1], v[3], ARGV[4], hold) == 1 or
+      v[3] and #KEYS >= 3 and handover(KEYS[1], KEYS[2], KEYS[3], ARGV[4], hold) == 1) then
+    redis.call('DEL', KEYS[1])
+    if v[3] then
+      publish(ARGV[4])
+    end
   end
 else
   redis.call('HDEL', KEYS[1], hold)
