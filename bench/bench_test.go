@@ -102,6 +102,13 @@ func TestBenchmarksSmoke(t *testing.T) {
 	bench.Smoke(t, srv.Addr, bench.Targets())
 }
 
+// TestStarveSmoke runs the rows of BenchmarkLockStarve once with a tiny
+// iteration count.
+func TestStarveSmoke(t *testing.T) {
+	srv := redisserver.StartStandalone(t)
+	bench.Smoke(t, srv.Addr, bench.StarveTargets())
+}
+
 // TestHoldSmoke runs the row of BenchmarkLockHold once, shrunk (50 leases,
 // 4 rounds).
 func TestHoldSmoke(t *testing.T) {
