@@ -16,6 +16,15 @@ func BenchmarkLock(b *testing.B) {
 	bench.Benchmark(b, srv.Addr, bench.Targets())
 }
 
+// BenchmarkLockStarve runs the rows that chose the default Mutex's
+// starvation threshold (bench.StarveTargets: contended, 8 clients, 1 ms
+// and 100 µs holds, per threshold, barging alone and FIFO) against one
+// redis-server it starts, or the one named by SCRIPTLOCK_REDIS_ADDR.
+func BenchmarkLockStarve(b *testing.B) {
+	srv := redisserver.StartStandalone(b)
+	bench.Benchmark(b, srv.Addr, bench.StarveTargets())
+}
+
 // BenchmarkLockRTT runs the uncontended rows of scriptlock and raw with
 // their clients behind a proxy that delays each direction by
 // bench.OneWayDelay: a network round trip like two hosts of one zone,
@@ -91,6 +100,13 @@ func BenchmarkLockHold(b *testing.B) {
 func TestBenchmarksSmoke(t *testing.T) {
 	srv := redisserver.StartStandalone(t)
 	bench.Smoke(t, srv.Addr, bench.Targets())
+}
+
+// TestStarveSmoke runs the rows of BenchmarkLockStarve once with a tiny
+// iteration count.
+func TestStarveSmoke(t *testing.T) {
+	srv := redisserver.StartStandalone(t)
+	bench.Smoke(t, srv.Addr, bench.StarveTargets())
 }
 
 // TestHoldSmoke runs the row of BenchmarkLockHold once, shrunk (50 leases,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,10 +25,14 @@ import (
 // most), pending (waits still open at the end, including any that the
 // library granted after the n-th grant; those release at once and are not
 // counted as grants) and giveups (times a Lock gave up by itself and was
-// called again). Two goroutines holding the key at once fail the run.
+// called again). A Locker that implements HandOverCounter also gets
+// handovers/op: the fraction of grants that a release handed to a waiter
+// (FIFO, or a waiter past its starvation threshold) rather than one that
+// took a free lock. Two goroutines holding the key at once fail the run.
+// The hold is written with "us" for µs (hold=100us).
 func Contended(clients int, hold time.Duration) Scenario {
 	return Scenario{
-		Name:   fmt.Sprintf("op=contended/clients=%d/hold=%s", clients, hold),
+		Name:   fmt.Sprintf("op=contended/clients=%d/hold=%s", clients, strings.ReplaceAll(hold.String(), "µs", "us")),
 		smokeN: 2 * clients,
 		run: func(ctx context.Context, r *run) error {
 			return contended(ctx, r, clients, hold)
@@ -59,6 +64,11 @@ func contended(ctx context.Context, r *run, clients int, hold time.Duration) err
 		}
 		mu.Unlock()
 		stop()
+	}
+	hc, counts := r.l.(HandOverCounter)
+	var handed0 int64
+	if counts {
+		handed0 = hc.HandOvers()
 	}
 	r.resetTimer()
 	start := time.Now()
@@ -132,7 +142,17 @@ func contended(ctx context.Context, r *run, clients int, hold time.Duration) err
 	r.report(fairness(grants), "fairness")
 	r.report(float64(len(censored)), "pending")
 	r.report(float64(giveups.Load()), "giveups")
+	if counts {
+		r.report(float64(hc.HandOvers()-handed0)/float64(n), "handovers/op")
+	}
 	return nil
+}
+
+// HandOverCounter is implemented by a Locker that can tell how many of its
+// Lock calls so far were granted by a hand-over: a release gave the lock
+// straight to the waiting caller. The contended scenario reports it.
+type HandOverCounter interface {
+	HandOvers() int64
 }
 
 // percentile returns the nearest-rank p-quantile (0 < p <= 1) of sorted,

@@ -37,7 +37,15 @@
 //     the b.N-th grant was made; each counts in the wait figures with the
 //     time it had waited so far, a lower bound) and giveups (times a
 //     library's Lock gave up on its own and the scenario had to call it
-//     again; the wait spans all such calls).
+//     again; the wait spans all such calls). scriptlock rows also report
+//     handovers/op ([HandOverCounter]): the fraction of grants a release
+//     handed straight to a waiter (FIFO, or a default-mode waiter past
+//     MutexOptions.StarvationThreshold) rather than a free lock taken.
+//   - op=contended/clients=8/hold=100us: the same with 100 µs holds
+//     ([ShortHold]), where barging pays most and starvation hurts least.
+//     BenchmarkLockStarve runs both contended rows of scriptlock per
+//     starvation threshold ([StarveTargets]), the figures that chose the
+//     default.
 //   - op=trylock-held: TryLock on a key another instance holds; b.N refusals.
 //   - op=rw/clients=16/reads=90pct: 16 goroutines on one read-write lock
 //     share b.N iterations, each a read lock (RLock + Unlock) with

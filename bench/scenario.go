@@ -24,10 +24,15 @@ type Scenario struct {
 
 // Standard returns the scenarios every Redis lock library runs, in order:
 // lock-unlock with 1 and with 64 clients, contended with 8 clients holding
-// 1 ms, and trylock-held.
+// 1 ms and holding 100 µs (short holds: where barging pays most and
+// starvation hurts least), and trylock-held.
 func Standard() []Scenario {
-	return append(Uncontended(), Contended(8, time.Millisecond), TryLockHeld())
+	return append(Uncontended(), Contended(8, time.Millisecond), Contended(8, ShortHold), TryLockHeld())
 }
+
+// ShortHold is the hold of the short contended row,
+// op=contended/clients=8/hold=100us.
+const ShortHold = 100 * time.Microsecond
 
 // Uncontended returns the lock-unlock scenarios with 1 and with 64 clients.
 func Uncontended() []Scenario {

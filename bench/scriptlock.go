@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/scriptlock/scriptlock/locker"
@@ -35,17 +36,39 @@ func ScriptlockFIFO(c *locker.Client) Locker {
 type scriptlockLocker struct {
 	c         *locker.Client
 	opts      *locker.MutexOptions
-	mutexes   sync.Map // key -> *locker.Mutex
-	rwmutexes sync.Map // key -> *locker.RWMutex
-	sems      sync.Map // key -> *locker.Semaphore
-	multis    sync.Map // keys joined by "\x00" -> *locker.MultiLock
+	handed    *atomic.Int64 // hand-overs seen by the Client's Observer, or nil
+	mutexes   sync.Map      // key -> *locker.Mutex
+	rwmutexes sync.Map      // key -> *locker.RWMutex
+	sems      sync.Map      // key -> *locker.Semaphore
+	multis    sync.Map      // keys joined by "\x00" -> *locker.MultiLock
+}
+
+// HandOvers returns how many Lock calls were granted by a hand-over, as
+// the Client's Observer saw them (Event.HandedOver); 0 on a Client built
+// without countHandOvers.
+func (s *scriptlockLocker) HandOvers() int64 {
+	if s.handed == nil {
+		return 0
+	}
+	return s.handed.Load()
+}
+
+// countHandOvers returns Options whose Observer counts the acquisitions
+// granted by a hand-over into n.
+func countHandOvers(n *atomic.Int64) *locker.Options {
+	return &locker.Options{Observer: func(_ context.Context, e locker.Event) {
+		if e.HandedOver {
+			n.Add(1)
+		}
+	}}
 }
 
 var (
-	_ RWLocker      = (*scriptlockLocker)(nil)
-	_ AutoRefresher = (*scriptlockLocker)(nil)
-	_ SemLocker     = (*scriptlockLocker)(nil)
-	_ MultiLocker   = (*scriptlockLocker)(nil)
+	_ HandOverCounter = (*scriptlockLocker)(nil)
+	_ RWLocker        = (*scriptlockLocker)(nil)
+	_ AutoRefresher   = (*scriptlockLocker)(nil)
+	_ SemLocker       = (*scriptlockLocker)(nil)
+	_ MultiLocker     = (*scriptlockLocker)(nil)
 )
 
 // MultiLock takes keys with a *locker.MultiLock (TTL), reused per key set;

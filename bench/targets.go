@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ func Targets() []Target {
 		ts = append(ts, Target{Lib: "scriptlock", Driver: d, Scenarios: sc, New: scriptlockNew(d)})
 	}
 	for _, d := range Drivers {
-		sc := []Scenario{Contended(8, time.Millisecond)}
+		sc := []Scenario{Contended(8, time.Millisecond), Contended(8, ShortHold)}
 		if d == "goredis" {
 			sc = append(sc, Contended(LongQueue, time.Millisecond))
 		}
@@ -103,12 +104,41 @@ func Targets() []Target {
 	}
 	ts = append(ts, Target{
 		Lib:       "syncmutex",
-		Scenarios: []Scenario{Contended(8, time.Millisecond), RW(RWClients, RWReadPct), Semaphore(1, SemPermits, 0), Semaphore(SemClients, SemPermits, time.Millisecond)},
+		Scenarios: []Scenario{Contended(8, time.Millisecond), Contended(8, ShortHold), RW(RWClients, RWReadPct), Semaphore(1, SemPermits, 0), Semaphore(SemClients, SemPermits, time.Millisecond)},
 		New: func(testing.TB, string) (Locker, Locker) {
 			l := SyncMutex()
 			return l, l
 		},
 	})
+	return ts
+}
+
+// StarveThresholds are the MutexOptions.StarvationThreshold values that
+// StarveTargets compares (negative: never starve, pure barging).
+var StarveThresholds = []time.Duration{-1, time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 50 * time.Millisecond}
+
+// StarveTargets returns the rows that chose the default Mutex's starvation
+// threshold: scriptlock on each driver with each of StarveThresholds
+// (mode starve=<threshold>, starve=off for a negative one) and in FIFO
+// mode (starve=fifo), contended with 8 clients holding 1 ms and
+// ShortHold, and with 2 clients holding 1 ms (light contention, where
+// barging should stay). Read them as ratios within one run.
+func StarveTargets() []Target {
+	sc := []Scenario{Contended(8, time.Millisecond), Contended(8, ShortHold), Contended(2, time.Millisecond)}
+	var ts []Target
+	for _, d := range Drivers {
+		for _, th := range StarveThresholds {
+			mode := "starve=" + th.String()
+			if th < 0 {
+				mode = "starve=off"
+			}
+			opts := &locker.MutexOptions{StarvationThreshold: th}
+			ts = append(ts, Target{Lib: "scriptlock", Driver: d, Mode: mode, Scenarios: sc, New: scriptlockNewWith(d, func(c *locker.Client) Locker {
+				return &scriptlockLocker{c: c, opts: opts}
+			})})
+		}
+		ts = append(ts, Target{Lib: "scriptlock", Driver: d, Mode: "starve=fifo", Scenarios: sc, New: scriptlockNewWith(d, ScriptlockFIFO)})
+	}
 	return ts
 }
 
@@ -120,7 +150,12 @@ func scriptlockNew(d string) func(tb testing.TB, addr string) (Locker, Locker) {
 // scriptlockNewWith builds scriptlock on driver d, wrapped by wrap.
 func scriptlockNewWith(d string, wrap func(*locker.Client) Locker) func(tb testing.TB, addr string) (Locker, Locker) {
 	one := func(tb testing.TB, addr string) Locker {
-		return wrap(newClient(tb, standaloneScripter(tb, d, addr), nil))
+		n := new(atomic.Int64)
+		l := wrap(newClient(tb, standaloneScripter(tb, d, addr), countHandOvers(n)))
+		if s, ok := l.(*scriptlockLocker); ok {
+			s.handed = n
+		}
+		return l
 	}
 	return func(tb testing.TB, addr string) (Locker, Locker) {
 		return one(tb, addr), one(tb, addr)

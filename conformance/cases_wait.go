@@ -16,7 +16,7 @@ import (
 var waitCases = []testCase{
 	{
 		name:  "Wait/PushWakeup",
-		rule:  "A waiter blocked in Lock acquires right after the holder's Unlock, woken by the release itself: three acquire calls in all (refused, refused after subscribing, granted), with polling set to one minute.",
+		rule:  "A waiter blocked in Lock (barging: StarvationThreshold negative; a starving waiter is handed the lock instead, see Starve/HandOver) acquires right after the holder's Unlock, woken by the release itself: three acquire calls in all (refused, refused after subscribing, granted), with polling set to one minute.",
 		check: checkPushWakeup,
 	},
 	{
@@ -66,7 +66,7 @@ func checkPushWakeup(t *testing.T, e *env) {
 	require.NoError(t, err, "call: holder TryLock")
 
 	cs := &countingScripter{Scripter: e.s}
-	waiter := e.mutex(e.clientOn(cs, slowPolling), "push", time.Minute, nil)
+	waiter := e.mutex(e.clientOn(cs, slowPolling), "push", time.Minute, &locker.MutexOptions{StarvationThreshold: -1})
 	got := lockAsync(e.ctx, waiter)
 	awaitCalls(t, cs, 2, "waiter Lock before the release")
 	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock")

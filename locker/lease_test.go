@@ -500,14 +500,37 @@ func TestLockDeadlineWhileHeld(t *testing.T) {
 	holding(f, 60_000)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	l, err := newMutex(t, c, "n", time.Second, nil).Lock(ctx)
+	l, err := newMutex(t, c, "n", time.Second, &locker.MutexOptions{StarvationThreshold: -1}).Lock(ctx)
 	require.Nil(t, l)
 	require.ErrorIs(t, err, locker.ErrNotObtained)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NoError(t, c.Close())
 	assert.NotEmpty(t, f.runs("acquire"))
 	assert.Empty(t, f.runs("abandon"), "a refused acquire needs no clean-up")
-	assert.Empty(t, f.runs("dequeue"), "a non-FIFO Lock never queued")
+	assert.Empty(t, f.runs("dequeue"), "a non-FIFO Lock that never starved never queued")
+}
+
+// TestLockDeadlineWhileStarving checks that a default-mode Lock that
+// waited past its starvation threshold and gave up leaves the lock's
+// starving waiters at once (dequeue.lua), with the waiter id its tries
+// were kept under.
+func TestLockDeadlineWhileStarving(t *testing.T) {
+	c, f := newClient(t, &locker.Options{MinRetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
+	holding(f, 60_000)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	l, err := newMutex(t, c, "n", time.Second, &locker.MutexOptions{StarvationThreshold: time.Millisecond}).Lock(ctx)
+	require.Nil(t, l)
+	require.ErrorIs(t, err, locker.ErrNotObtained)
+	require.NoError(t, c.Close())
+	acq := f.runs("acquire")
+	last := acq[len(acq)-1]
+	require.Equal(t, "2", last.args[6], "the last tries starved")
+	assertToken(t, last.args[4])
+	dq := f.runs("dequeue")
+	require.Len(t, dq, 1, "a starving waiter that gives up leaves")
+	assert.Equal(t, last.args[4], dq[0].args[0], "under its waiter id")
+	assert.Empty(t, f.runs("abandon"), "a refused acquire needs no clean-up")
 }
 
 func TestLockCancelWhileHeld(t *testing.T) {
@@ -551,9 +574,10 @@ func TestLockAttemptIDs(t *testing.T) {
 		name string
 		opts *locker.MutexOptions
 	}{
-		{"random", nil},
-		{"owner", &locker.MutexOptions{Owner: "svc"}},
+		{"random", &locker.MutexOptions{StarvationThreshold: -1}},
+		{"owner", &locker.MutexOptions{Owner: "svc", StarvationThreshold: -1}},
 		{"fifo", &locker.MutexOptions{FIFO: true}},
+		{"starving", &locker.MutexOptions{StarvationThreshold: time.Nanosecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, f := newClient(t, &locker.Options{MinRetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
@@ -571,12 +595,16 @@ func TestLockAttemptIDs(t *testing.T) {
 			ids := map[string]bool{}
 			for _, a := range acq {
 				ids[a.args[1]] = true
-				if tc.opts != nil && tc.opts.Owner != "" {
+				if tc.opts.Owner != "" {
 					assert.Equal(t, tc.opts.Owner, a.args[0])
 				} else {
 					assert.Empty(t, a.args[0], "without Owner the owner is '': the call id")
 				}
-				if tc.opts != nil && tc.opts.FIFO {
+				if tc.opts.StarvationThreshold > 0 && a.args[1] != acq[0].args[1] {
+					assert.Equal(t, "1000", a.args[3], "entry ttl: the lock's TTL within [200ms, 5s]")
+					assertToken(t, a.args[4])
+					assert.Equal(t, acq[1].args[4], a.args[4], "one waiter id for all starving attempts of one Lock")
+				} else if tc.opts.FIFO {
 					assert.Equal(t, "1000", a.args[3], "queue ttl: the lock's TTL within [200ms, 5s]")
 					assertToken(t, a.args[4])
 					assert.Equal(t, acq[0].args[4], a.args[4], "one waiter id for all attempts of one Lock")
@@ -587,6 +615,10 @@ func TestLockAttemptIDs(t *testing.T) {
 			}
 			assert.Empty(t, acq[0].args[6], "the first attempt has not waited")
 			for _, a := range acq[1:] {
+				if tc.opts.StarvationThreshold > 0 {
+					assert.Equal(t, "2", a.args[6], "later attempts starved (past a 1 ns threshold): kept in the lock's mark when refused")
+					continue
+				}
 				assert.Equal(t, "1", a.args[6], "later attempts waited: their grant keeps the lock marked for the waiters behind")
 			}
 			assert.Len(t, ids, 6, "a fresh call id per attempt")

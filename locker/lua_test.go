@@ -149,8 +149,8 @@ func TestLuaWakeChannelInARGV(t *testing.T) {
 	// rw_prelude.lua, publish(ch) and handover(..., wake) in
 	// mutex_prelude.lua (which also wakes a waiter on wake .. ':' .. id),
 	// publish(ch) and finish(wake) in sem_prelude.lua.
-	helper := regexp.MustCompile(`\b(?:finish|publish|handover)\(([^)]*)\)`)
-	params := []string{"wake", "ch", "lock, q, qx, wake", "wake .. ':' .. h", "wake .. ':' .. id"}
+	helper := regexp.MustCompile(`\b(?:finish|publish|handover|passOn)\(([^)]*)\)`)
+	params := []string{"wake", "ch", "lock, q, qx, wake, gone", "lock, w, wake, gone", "wake .. ':' .. h", "wake .. ':' .. id"}
 	for _, name := range allScripts() {
 		p := parseHeader(t, name)
 		for i, d := range p.keys {
@@ -166,7 +166,13 @@ func TestLuaWakeChannelInARGV(t *testing.T) {
 		}
 		for _, m := range helper.FindAllStringSubmatch(src, -1) {
 			if !slices.Contains(params, m[1]) { // not a definition
+				// the wake channel: the last argument, but for the
+				// hold that handover and passOn drop after it
 				args := strings.Split(m[1], ", ")
+				fn, _, _ := strings.Cut(m[0], "(")
+				if n := map[string]int{"handover": 5, "passOn": 4}[fn]; len(args) == n {
+					args = args[:len(args)-1]
+				}
 				targets = append(targets, args[len(args)-1])
 			}
 		}

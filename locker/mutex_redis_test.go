@@ -388,3 +388,34 @@ func TestRedisHandover(t *testing.T) {
 	assert.Equal(t, "w-f", e.hash(keys[0])["owner"], "the crashed head is skipped")
 	assert.NotContains(t, e.hash(keys[2]), "w-d", "and dropped")
 }
+
+// TestRedisStarvingHandOver pins down the starving waiters kept in the
+// lock's 'w' mark: a refused call with ARGV[7] 2 is kept in the order the
+// waiters starved (a refresh keeps its place), a waiter that does not
+// starve yet is told the lock starves (reply 3), the release of the last
+// hold hands the lock to the first one (its owner, whatever its bytes; its
+// hold named by its waiter id) without freeing it, and the next release
+// to the next one; the last one's release frees the lock.
+func TestRedisStarvingHandOver(t *testing.T) {
+	e := newRedisEnv(t)
+	c := e.client(nil)
+	keys, wake := e.mutexKeys(c, "sv")
+	acq := func(owner, id, waiter, mode string) []int64 {
+		return e.ints(e.eval("acquire", keys, owner, id, 10_000, 1000, waiter, wake, mode))
+	}
+	const odd = "o:1:\x00{x}"
+	require.Equal(t, int64(1), acq("", "h", "", "")[0])
+	require.Equal(t, int64(0), acq(odd, "c1", "w1", "2")[0])
+	require.Equal(t, int64(0), acq("", "c2", "w2", "2")[0])
+	require.Equal(t, int64(0), acq(odd, "c3", "w1", "2")[0], "a refresh keeps w1 first")
+	assert.Equal(t, int64(3), acq("", "c4", "", "1")[0], "a waiter that does not starve yet is told the lock starves")
+	require.Equal(t, int64(1), e.eval("release", keys[:1], "h", "h", "", wake))
+	h := e.hash(keys[0])
+	assert.Equal(t, odd, h["owner"], "handed to the first starving waiter")
+	assert.Contains(t, h, "h:w1")
+	assert.Equal(t, int64(2), acq(odd, "c5", "w1", "2")[0], "w1 learns of its hand-over")
+	require.Equal(t, int64(1), e.eval("release", keys[:1], odd, "w1", "", wake))
+	assert.Equal(t, "w2", e.hash(keys[0])["owner"], "then to the next")
+	require.Equal(t, int64(1), e.eval("release", keys[:1], "w2", "w2", "", wake))
+	assert.Empty(t, e.hash(keys[0]), "the last starving waiter's release frees the lock")
+}

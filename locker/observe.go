@@ -65,6 +65,11 @@ type Event struct {
 	Attempts int
 	// Wait is how long an acquisition took, from its call to its outcome.
 	Wait time.Duration
+	// HandedOver reports a Mutex acquisition that a release handed the
+	// lock to (a FIFO waiter, or a waiter that starved: see
+	// MutexOptions.StarvationThreshold) rather than one that took a free
+	// lock (acquire).
+	HandedOver bool
 	// Held is how long a lease was held, from its grant to its Unlock.
 	Held time.Duration
 	// Script names the script (reload, retry).
@@ -105,12 +110,19 @@ func (l *Lease) mode() string {
 
 // acquired reports the end of an acquisition that started at start.
 func (c *Client) acquired(ctx context.Context, name, mode string, start time.Time, attempts int, l *Lease, err error) {
+	c.acquiredHow(ctx, name, mode, start, attempts, l, false, err)
+}
+
+// acquiredHow is acquired that also says whether a release handed the
+// lock over.
+func (c *Client) acquiredHow(ctx context.Context, name, mode string, start time.Time, attempts int, l *Lease, handed bool, err error) {
 	if c.obs == nil {
 		return
 	}
 	e := Event{Kind: EventAcquire, Lock: name, Mode: mode, Attempts: attempts, Wait: time.Since(start), Err: err}
 	if l != nil {
 		e.Fence = l.fence
+		e.HandedOver = handed
 	}
 	c.obs(ctx, e)
 }

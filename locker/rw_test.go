@@ -173,7 +173,7 @@ func TestRWMutexCalls(t *testing.T) {
 	require.Len(t, run, 1)
 	wid := run[0].args[0]
 	assert.Equal(t, keys, run[0].keys)
-	assert.Equal(t, []string{wid, "w:" + wid, "1500", "", wake}, run[0].args, "TryLock records no intent")
+	assert.Equal(t, []string{wid, "w:" + wid, "1500", "", wake, ""}, run[0].args, "TryLock records no intent (and does not starve)")
 	assert.NotEqual(t, id, wid)
 	require.NoError(t, w.Unlock(ctx))
 	assert.Equal(t, []string{wid, "w:" + wid, "", wake}, f.runs("rw_release")[1].args)

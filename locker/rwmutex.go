@@ -1,6 +1,7 @@
 package locker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -53,6 +54,19 @@ type RWMutexOptions struct {
 	// Client's shared renewer, and reported Lost at once when a renewal
 	// fails for good or the validity deadline passes. Default false.
 	AutoRefresh bool
+
+	// StarvationThreshold bounds how long a blocking Lock (a writer) lets
+	// other writers barge past it. Until then writers race for the free
+	// lock (readers never barge past a waiting writer: see RWMutex). Once
+	// a writer's Lock has waited this long, its intent is marked as
+	// starving, and while it lives the free lock goes only to the writer
+	// that starved first: the releaser's next Lock or TryLock, or any
+	// other writer's, is refused, and the starving writer, woken by the
+	// release, takes it. A starving writer that crashed holds other
+	// writers back until its intent expires (the TTL, as its intent holds
+	// readers back today). Negative: never. Default
+	// DefaultStarvationThreshold, as for a Mutex.
+	StarvationThreshold time.Duration
 }
 
 // RWMutex is a distributed read-write lock on one name: any number of
@@ -82,6 +96,16 @@ type RWMutexOptions struct {
 //     The intent is dropped when the writer acquires, or, when Lock fails,
 //     by a bounded clean-up call; if that call fails too, the intent
 //     expires after the TTL. TryLock records no intent.
+//   - Writers barge, as a default Mutex's waiters do, until one has waited
+//     RWMutexOptions.StarvationThreshold (default
+//     DefaultStarvationThreshold, 5 ms): its intent then starves, and the
+//     free lock goes to the writer that starved first (no other writer,
+//     the releaser included, can take it meanwhile). There is no direct
+//     hand-over: the release wakes the waiters and the starving writer
+//     takes the lock on its wake-up. Readers cannot starve: while no
+//     writer waits they always share the lock, and writers wait for their
+//     intent only (a stream of writers can hold readers back: writer
+//     preference).
 //   - Write grants take the next fence; read leases report the fence of the
 //     last write grant (or, when the hash holds none, the server clock in
 //     µs: never 0), so a resource can reject writes from an older writer.
@@ -101,8 +125,9 @@ type RWMutex struct {
 	owner     string
 	reentrant bool
 	refresh   bool
-	keys      []string // the read-write hash and its read expiries: every script's keys
-	wake      string   // the wake channel
+	starve    time.Duration // StarvationThreshold of writers; 0: never
+	keys      []string      // the read-write hash and its read expiries: every script's keys
+	wake      string        // the wake channel
 }
 
 // NewRWMutex returns the read-write lock called name whose leases last ttl
@@ -120,8 +145,12 @@ func (c *Client) NewRWMutex(name string, ttl time.Duration, opts *RWMutexOptions
 		return nil, err
 	}
 	k := c.Key(name)
+	starve := cmp.Or(o.StarvationThreshold, DefaultStarvationThreshold)
+	if starve < 0 {
+		starve = 0
+	}
 	return &RWMutex{
-		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant, refresh: o.AutoRefresh,
+		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant, refresh: o.AutoRefresh, starve: starve,
 		keys: []string{k + ":rw", k + ":rwr"}, wake: k + ":wake",
 	}, nil
 }
@@ -144,7 +173,7 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
 		return nil, notObtained(rw.name, err) // no call to abandon
 	}
 	start := time.Now()
-	l, _, err := rw.try(ctx, false, "")
+	l, _, err := rw.try(ctx, false, "", false)
 	rw.c.acquired(ctx, rw.name, "read", start, 1, l, err)
 	return l, err
 }
@@ -165,7 +194,7 @@ func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
 	start, tries := time.Now(), 0
 	l, err := rw.c.wait(ctx, rw.name, false, nil, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
-		return rw.try(ctx, false, "")
+		return rw.try(ctx, false, "", false)
 	})
 	rw.c.acquired(ctx, rw.name, "read", start, tries, l, err)
 	return l, err
@@ -187,7 +216,7 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, notObtained(rw.name, err) // no call to abandon
 	}
 	start := time.Now()
-	l, _, err := rw.try(ctx, true, "")
+	l, _, err := rw.try(ctx, true, "", false)
 	rw.c.acquired(ctx, rw.name, "write", start, 1, l, err)
 	return l, err
 }
@@ -210,9 +239,17 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 	defer rw.c.end()
 	intent := rwIntent + newToken()
 	start, tries := time.Now(), 0
-	l, err := rw.c.wait(ctx, rw.name, false, nil, func(ctx context.Context) (*Lease, time.Duration, error) {
+	var sv starving
+	starved := false
+	if rw.starve > 0 {
+		sv = starving{after: rw.starve, join: func() string {
+			starved = true
+			return "" // the release wakes every waiter: no own channel
+		}}
+	}
+	l, err := rw.c.waitStarve(ctx, rw.name, false, nil, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
-		return rw.try(ctx, true, intent)
+		return rw.try(ctx, true, intent, starved)
 	})
 	rw.c.acquired(ctx, rw.name, "write", start, tries, l, err)
 	if err != nil && tries > 0 {
@@ -296,10 +333,11 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (read *Lease, er
 // try runs the read or write acquire script once, as a call with a fresh id
 // that names the hold it grants; the owner is the caller's Owner or, without
 // one, the call id. intent is the waiting writer's intent field, "" for
-// none. When refused it returns ErrNotObtained and the remaining time to
+// none; starved marks it as a starving writer's (see
+// RWMutexOptions.StarvationThreshold). When refused it returns ErrNotObtained and the remaining time to
 // wait at most before retrying. When the call's outcome is unknown it is
 // abandoned in the background (see rw_cancel.lua).
-func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, time.Duration, error) {
+func (rw *RWMutex) try(ctx context.Context, write bool, intent string, starved bool) (*Lease, time.Duration, error) {
 	id := newToken()
 	owner := rw.owner
 	if owner == "" {
@@ -309,7 +347,11 @@ func (rw *RWMutex) try(ctx context.Context, write bool, intent string) (*Lease, 
 	args := []string{owner, hold, strconv.FormatInt(rw.ttlMS, 10), rw.wake}
 	if write {
 		s, hold = scriptRWLock, rwWrite+id
-		args = []string{owner, hold, args[2], intent, rw.wake}
+		var st string
+		if starved {
+			st = "1" // a starving writer: its intent goes first
+		}
+		args = []string{owner, hold, args[2], intent, rw.wake, st}
 	}
 	start := time.Now()
 	r, err := rw.c.run(ctx, s, rw.keys, args)

@@ -51,6 +51,26 @@ func (c *Client) wait(ctx context.Context, name string, alone bool, own []string
 // joinFor (0: by ctx alone), for a lock over several deployments, where
 // the one wait subscribes on may be the one that is silent.
 func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []string, joinFor time.Duration, try attempt) (*Lease, error) {
+	return c.waitStarve(ctx, name, alone, own, joinFor, starving{}, try)
+}
+
+// starving makes a waiter switch, once it has waited after (from the
+// start of the wait), from barging to being handed the lock: before the
+// first try past that point the wait loop calls join, which returns the
+// waiter's own channel (a release that hands it the lock wakes it there;
+// "" for none), subscribes to it, and from then on listens there too. The
+// tries after it see the switch through what join set. A waiter asleep at
+// the threshold wakes for it; early, when set, switches it before the
+// threshold once it reports true (checked after each refusal). The zero
+// starving never switches.
+type starving struct {
+	after time.Duration
+	early func() bool // when set and true, starve now (after the next refusal's subscription)
+	join  func() string
+}
+
+// waitStarve is waitJoin with a switch to starvation (see starving).
+func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []string, joinFor time.Duration, sv starving, try attempt) (*Lease, error) {
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, notObtained(name, cerr)
 	}
@@ -62,7 +82,7 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 		lastErr error // the last transient error, reported if ctx ends
 		woken   bool  // the try about to run follows a wake-up
 		leave   = func(handOn bool) {}
-		mine    <-chan struct{} // own's wake-ups
+		mine    chan struct{} // own's wake-ups (nil: none)
 		leaveMe = func(bool) {}
 	)
 	defer func() {
@@ -78,9 +98,31 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 	if _, ok := ctx.Deadline(); ok {
 		limit = 0
 	}
+	var starveAt time.Time // when the waiter starves; zero: never, or it does already
+	if sv.after > 0 {
+		starveAt = time.Now().Add(sv.after)
+	}
 	for {
 		if c.closed.Load() {
 			return nil, ErrClosed
+		}
+		if joined && !starveAt.IsZero() && (!time.Now().Before(starveAt) || sv.early != nil && sv.early()) {
+			// Listen on the waiter's own channel before the try that
+			// makes it a starving waiter, so the hand-over's wake-up
+			// cannot come first.
+			starveAt = time.Time{}
+			ch := sv.join()
+			if wake != nil && ch != "" {
+				me := mine
+				if me == nil {
+					me = make(chan struct{}, 1)
+				}
+				if w, l := c.joinWakeInto(ctx, ch, false, me); w != nil {
+					mine = me
+					prev := leaveMe
+					leaveMe = func(h bool) { prev(h); l(h) }
+				}
+			}
 		}
 		l, pttl, err := try(ctx)
 		if err == nil || errors.Is(err, ErrClosed) {
@@ -124,7 +166,7 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 				var leaves []func(bool)
 				for _, o := range own {
 					if w, l := c.joinWakeInto(ctx, o, false, ch); w != nil {
-						mine, leaves = w, append(leaves, l)
+						mine, leaves = ch, append(leaves, l)
 					}
 				}
 				leaveMe = func(h bool) {
@@ -152,6 +194,12 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 		}
 		if broken && limit > 0 && !down.IsZero() {
 			pause = max(0, min(pause, limit-time.Since(down))) // one more try as the bound passes
+		}
+		if !starveAt.IsZero() && joined {
+			pause = max(0, min(pause, time.Until(starveAt))) // starve on time, even unwoken
+			if sv.early != nil && sv.early() {
+				pause = 0
+			}
 		}
 		if timer == nil {
 			timer = time.NewTimer(pause)

@@ -18,17 +18,31 @@
 -- ARGV[5]  waiter id of a FIFO call, whose queue entry the call may have
 --          made, or '' (then KEYS[3] and KEYS[4] are not given)
 --
+-- When dropping the hold frees the lock, a starving waiter kept in the
+-- lock's 'w' mark gets it (see passOn in mutex_prelude.lua), else the
+-- waiters are woken.
+--
 -- Reply: 1 the call's hold was dropped, 0 it held none. The acquire script
 -- refuses a call id listed in KEYS[2]; expired ids are trimmed here.
+-- @include mutex_prelude.lua
+
 local dropped = 0
 local free = false
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] and
     redis.call('HDEL', KEYS[1], 'h:' .. ARGV[2]) == 1 then
   dropped = 1
   local n = redis.call('HLEN', KEYS[1])
-  if n <= 2 or (n == 3 and redis.call('HEXISTS', KEYS[1], 'w') == 1) then
+  if n <= 2 then
     redis.call('DEL', KEYS[1])
     free = true
+  elseif n == 3 then
+    local w = redis.call('HGET', KEYS[1], 'w')
+    -- the last hold is gone: a starving waiter gets the lock (passOn),
+    -- else it is freed
+    if w and passOn(KEYS[1], w, ARGV[4], nil) == 0 then
+      redis.call('DEL', KEYS[1])
+      free = true
+    end
   end
 end
 if ARGV[5] ~= '' and redis.call('ZREM', KEYS[3], ARGV[5]) == 1 then
@@ -36,12 +50,7 @@ if ARGV[5] ~= '' and redis.call('ZREM', KEYS[3], ARGV[5]) == 1 then
   free = free or redis.call('EXISTS', KEYS[1]) == 0
 end
 if free then
-  -- SPUBLISH keeps the message in the lock's shard; a server without it
-  -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
-  local sent = redis.pcall('SPUBLISH', ARGV[4], '')
-  if type(sent) == 'table' and sent.err then
-    redis.call('PUBLISH', ARGV[4], '')
-  end
+  publish(ARGV[4])
 end
 local ttl = tonumber(ARGV[3])
 local t = redis.call('TIME')

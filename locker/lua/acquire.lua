@@ -21,7 +21,13 @@
 --          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
 -- ARGV[7]  1: the caller waited for this lock before (it was refused
 --          earlier in the same Lock call), so others may still wait: the
---          grant marks the lock as waited for; '': a first try
+--          grant marks the lock as waited for; '': a first try; 2: as 1,
+--          and the caller (not FIFO) has waited past its starvation
+--          threshold: when not granted, it is kept as a starving waiter
+--          in the lock's 'w' mark (see mutex_prelude.lua) for ARGV[4] ms
+--          (or its entry refreshed, keeping its place), under waiter id
+--          ARGV[5], instead of in the FIFO queue: the release of the
+--          lock's last hold hands the lock to it
 --
 -- Reply: {2, fence} when a release handed the lock to this caller's waiter
 --        (see handover in mutex_prelude.lua): its hold is 'h:<waiter id>',
@@ -34,12 +40,17 @@
 --        {0, pttl} when not granted: pttl is the holder's remaining time to
 --        live in milliseconds, 0 when the lock is free but an earlier
 --        queued waiter goes first (or the call was abandoned).
+--        {3, pttl} not granted, as {0, pttl}, to a caller that is not
+--        starving while starving waiters are kept in the lock's mark: the
+--        lock is in starvation mode, handed from one to the next, so a
+--        blocking Lock starves at once (it queues behind them, as
+--        sync.Mutex's newcomers do in starvation mode).
 --
 -- The hash holds 'owner', 'fence', one 'h:<call id>' field per hold, whose
 -- value is the grant's order (server µs) and, after an extend, the lease's
 -- last extend number ("<order>:<n>"), and 'w' while someone may wait for the
 -- lock: a refused call sets it, and only then does a release publish a
--- wake-up. While the queue is not empty only its head may take a free lock;
+-- wake-up (its value: '1' and the starving waiters, see ARGV[7]). While the queue is not empty only its head may take a free lock;
 -- waiters whose entry expired (crashed) are skipped and dropped, and the
 -- next ones woken (queueHead in mutex_prelude.lua, which multi_acquire.lua
 -- shares).
@@ -51,10 +62,11 @@ local me = ARGV[1]
 if me == '' then
   me = ARGV[2]
 end
+local waited = ARGV[7] == '1' or ARGV[7] == '2'
 if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4]) == 0 then
   local t = redis.call('TIME')
   local fence = t[1] .. string.format('%06d', t[2])
-  if ARGV[7] == '1' then
+  if waited then
     redis.call('HSET', KEYS[1], 'owner', me, 'fence', fence, 'h:' .. ARGV[2], fence, 'w', '1')
   else
     redis.call('HSET', KEYS[1], 'owner', me, 'fence', fence, 'h:' .. ARGV[2], fence)
@@ -102,6 +114,9 @@ if owner == me then
     redis.call('PEXPIRE', KEYS[1], ttl)
   end
   dequeue()
+  if ARGV[7] == '2' and waiter ~= '' then
+    unstarve(KEYS[1], waiter)
+  end
   return {1, tonumber(redis.call('HGET', KEYS[1], 'fence'))}
 end
 
@@ -120,7 +135,7 @@ if not owner and (not head or head == waiter) then
   -- it does not go back).
   local fence = string.format('%d', micros())
   redis.call('HSET', KEYS[1], 'owner', me, 'fence', fence, hold, fence)
-  if head or ARGV[7] == '1' then
+  if head or waited then
     -- queued or earlier waiters may still wait: the release wakes them
     redis.call('HSET', KEYS[1], 'w', '1')
   end
@@ -132,7 +147,23 @@ if not owner and (not head or head == waiter) then
 end
 
 local qttl = tonumber(ARGV[4]) or 0
-if qttl > 0 and waiter ~= '' then
+if owner and ARGV[7] == '2' and qttl > 0 and waiter ~= '' then
+  -- a starving waiter: keep it (or refresh its entry, in its place) in
+  -- the 'w' mark, which also tells the release that someone waits
+  local now = math.floor(micros() / 1000)
+  local list, found = starvers(redis.call('HGET', KEYS[1], 'w')), false
+  for _, e in ipairs(list) do
+    if e[3] == waiter then
+      e[1], e[2], e[4], found = now + qttl, ttl, ARGV[1], true
+    end
+  end
+  if not found then
+    list[#list + 1] = {now + qttl, ttl, waiter, ARGV[1]}
+  end
+  redis.call('HSET', KEYS[1], 'w', starveMark(list, now))
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+if qttl > 0 and waiter ~= '' and ARGV[7] ~= '2' then
   if not redis.call('ZSCORE', KEYS[2], waiter) then
     redis.call('ZADD', KEYS[2], redis.call('HINCRBY', KEYS[3], '#', 1), waiter)
   end
@@ -141,7 +172,15 @@ if qttl > 0 and waiter ~= '' then
   redis.call('PEXPIRE', KEYS[3], 3 * qttl)
 end
 if owner then
-  redis.call('HSET', KEYS[1], 'w', '1') -- this caller waits: wake it on release
+  -- this caller waits: wake it on release
+  local w = redis.call('HGET', KEYS[1], 'w')
+  if not w then
+    redis.call('HSET', KEYS[1], 'w', '1')
+  elseif #w > 1 then
+    -- starving waiters are kept: the lock is handed over, not barged
+    -- for, so the caller had better starve at once (reply 3)
+    return {3, redis.call('PTTL', KEYS[1])}
+  end
   return {0, redis.call('PTTL', KEYS[1])}
 end
 return {0, 0}

@@ -46,7 +46,7 @@ for i = 0, n - 1 do
   elseif owner then
     blocked = true
     wait = math.max(wait, redis.call('PTTL', lock))
-    redis.call('HSET', lock, 'w', '1')
+    redis.call('HSETNX', lock, 'w', '1') -- keeps starving waiters (mutex_prelude.lua)
   elseif queueHead(q, qx, now, false) then
     blocked = true -- a live FIFO waiter goes first (expired ones are skipped, as acquire.lua does)
   end

@@ -53,8 +53,12 @@ end
 -- the queue and is woken on its own channel, wake .. ':' .. waiter id. It
 -- returns 1 when it handed the lock over, 0 when nobody waits or the
 -- head's entry has no hand-over details (written by an older client): the
--- caller then wakes everyone on wake.
-local function handover(lock, q, qx, wake)
+-- caller then frees the lock, if it holds one, and wakes everyone on wake.
+-- A lock that still exists is rewritten in place, its last hold, gone,
+-- dropped: the key never stops existing (a script may not create a key of
+-- a slot being migrated, and an error after a DEL would free the lock
+-- behind its caller's back).
+local function handover(lock, q, qx, wake, gone)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local h, v = queueHead(q, qx, now, true)
@@ -71,9 +75,110 @@ local function handover(lock, q, qx, wake)
   end
   local fence = t[1] .. string.format('%06d', t[2])
   redis.call('HSET', lock, 'owner', owner, 'fence', fence, 'h:' .. h, fence, 'w', '1')
+  if gone then
+    redis.call('HDEL', lock, gone)
+  end
   redis.call('PEXPIRE', lock, math.max(1, math.min(tonumber(ttl), exp - now)))
   redis.call('ZREM', q, h)
   redis.call('HDEL', qx, h)
   publish(wake .. ':' .. h)
   return 1
+end
+
+-- Starving waiters. A waiter of a mutex in the default (barging) mode that
+-- has waited longer than its threshold (MutexOptions.StarvationThreshold)
+-- is kept in the lock's own hash, in the 'w' mark: 'w' is '1' followed by
+-- one entry per starving waiter, in arrival order, each
+-- "<expiry ms>:<ttl ms>:<id length>:<owner length>:<waiter id><owner>"
+-- (owner '' for the waiter id itself; the lengths let an owner hold any
+-- byte). They live and die with the lock: the release of the last hold
+-- hands the lock to the first live one (passOn) instead of freeing it, so
+-- a releaser (or any newcomer) cannot take it back first. Only the lock's
+-- hash is needed for that, so a plain lease's release still takes that one
+-- key. The mark stays one field, so counting fields (HLEN) still tells
+-- the holds apart from owner, fence and 'w'.
+
+-- starvers returns the entries of mark w (nil or '1'...) as a list of
+-- {expiry ms, ttl ms, waiter id, owner}.
+local function starvers(w)
+  local list, i = {}, 2
+  while w do
+    local exp, ttl, a, b, j = string.match(w, '^(%d+):(%d+):(%d+):(%d+):()', i)
+    if not exp then
+      break
+    end
+    a, b = tonumber(a), tonumber(b)
+    list[#list + 1] = {tonumber(exp), tonumber(ttl), string.sub(w, j, j + a - 1), string.sub(w, j + a, j + a + b - 1)}
+    i = j + a + b
+  end
+  return list
+end
+
+-- starveMark returns the 'w' mark holding the entries of list that are
+-- live at now (server ms).
+local function starveMark(list, now)
+  local s = {'1'}
+  for _, e in ipairs(list) do
+    if e[1] > now then
+      s[#s + 1] = string.format('%d:%d:%d:%d:', e[1], e[2], #e[3], #e[4]) .. e[3] .. e[4]
+    end
+  end
+  return table.concat(s)
+end
+
+-- msNow returns the server time in ms and the TIME reply.
+local function msNow()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), t
+end
+
+-- unstarve removes waiter id's entry, if any, from the 'w' mark of lock
+-- (expired entries go too).
+local function unstarve(lock, id)
+  local w = redis.call('HGET', lock, 'w')
+  if w and #w > 1 then
+    local now = msNow()
+    local list = starvers(w)
+    for _, e in ipairs(list) do
+      if e[3] == id then
+        e[1] = 0
+      end
+    end
+    redis.call('HSET', lock, 'w', starveMark(list, now))
+  end
+end
+
+-- passOn is called when the last hold of lock (the field gone, or nil
+-- when already deleted) is to go; w is its 'w' mark (nil when nobody
+-- waits). With a live starving waiter in w, the lock goes straight to the
+-- first one, the way handover gives it to a FIFO waiter (its owner, its
+-- hold named by the waiter id, a fresh fence in server µs, the later
+-- entries kept in 'w', a life of the waiter's TTL but no longer than its
+-- entry would have lived), and only that waiter is woken, on
+-- wake .. ':' .. waiter id; it returns 1. The key is rewritten in place,
+-- never deleted (see handover). Otherwise it changes nothing and returns
+-- 0: the caller frees the lock and wakes the waiters, if any.
+local function passOn(lock, w, wake, gone)
+  if w and #w > 1 then
+    local now, t = msNow()
+    local list = starvers(w)
+    for _, e in ipairs(list) do
+      if e[1] > now then
+        local exp, id, owner = e[1], e[3], e[4]
+        if owner == '' then
+          owner = id
+        end
+        e[1] = 0 -- leaves the mark
+        local fence = t[1] .. string.format('%06d', t[2])
+        redis.call('HSET', lock, 'owner', owner, 'fence', fence, 'h:' .. id, fence, 'w', starveMark(list, now))
+        if gone then
+          redis.call('HDEL', lock, gone)
+        end
+        redis.call('PEXPIRE', lock, math.max(1, math.min(e[2], exp - now)))
+        publish(wake .. ':' .. id)
+        return 1
+      end
+    end
+  end
+  return 0
 end

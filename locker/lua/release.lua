@@ -13,17 +13,19 @@
 -- ARGV[4]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
 --          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
 --
--- When the release frees the lock and someone may wait (the 'w' mark), a
--- FIFO lease hands it to the first live queued waiter in this same script
--- (see handover in mutex_prelude.lua): the lock is never free in between,
--- and only that waiter is woken. Otherwise the release wakes the waiters.
+-- When the release frees the lock and someone may wait (the 'w' mark), it
+-- hands the lock to the first live starving waiter kept in the mark (a
+-- default-mode waiter that waited past its threshold: see passOn in
+-- mutex_prelude.lua), or else a FIFO lease hands it to the first live
+-- queued waiter (see handover): either way in this same script, so the
+-- lock is never free in between, and only that waiter is woken. Otherwise
+-- the release wakes the waiters. With nobody waiting, neither costs a
+-- call.
 --
 -- Reply: 1 released; 0 nobody holds the lock or this hold is gone (the
 --        lease expired, or a re-sent call already released it); -1 another
 --        owner holds the lock. Nothing is changed unless 1. A release that
 --        arrives late never drops a hold granted after its own.
-
--- @include mutex_prelude.lua
 
 local hold = 'h:' .. ARGV[2]
 local v = redis.call('HMGET', KEYS[1], 'owner', hold, 'w')
@@ -42,6 +44,10 @@ if n == 3 then
   redis.call('DEL', KEYS[1])
   return 1
 end
+
+-- After the fast path, which so creates none of its functions:
+-- @include mutex_prelude.lua
+
 local left = n - 3
 if v[3] then
   left = left - 1
@@ -62,9 +68,13 @@ if left > 0 and ARGV[3] == '1' then
   end
 end
 if left <= 0 then
-  redis.call('DEL', KEYS[1])
-  if v[3] and not (#KEYS >= 3 and handover(KEYS[1], KEYS[2], KEYS[3], ARGV[4]) == 1) then
-    publish(ARGV[4])
+  -- hand the lock over in place (passOn, handover), or free it
+  if not (passOn(KEYS[1], v[3], ARGV[4], hold) == 1 or
+      v[3] and #KEYS >= 3 and handover(KEYS[1], KEYS[2], KEYS[3], ARGV[4], hold) == 1) then
+    redis.call('DEL', KEYS[1])
+    if v[3] then
+      publish(ARGV[4])
+    end
   end
 else
   redis.call('HDEL', KEYS[1], hold)

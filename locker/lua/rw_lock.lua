@@ -8,6 +8,12 @@
 -- ARGV[3]  ttl in milliseconds (of the hold, and of the intent)
 -- ARGV[4]  intent field    'i:<intent id>' of a blocking Lock, '' for TryLock
 -- ARGV[5]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
+-- ARGV[6]  1: the blocking Lock of intent ARGV[4] has waited past its
+--          starvation threshold (RWMutexOptions.StarvationThreshold): its
+--          intent is kept as a starving writer's (extend number 1, order:
+--          when it first starved), and while such an intent lives a free
+--          write lock goes only to the writer that starved first; '': not
+--          starving
 --
 -- Reply: {1, fence} granted, and the intent dropped: a new grant's fence is
 --        the larger of the last write fence + 1 and the server time in µs;
@@ -20,6 +26,9 @@
 --        the latest remaining time, in milliseconds, of the holds that
 --        refuse it, capped at ttl/2 when an intent was given so the writer
 --        retries before its intent lapses.
+--        {0, pttl} refused also when the lock is free but another
+--        writer's starving intent lives (see ARGV[6]); pttl is that
+--        intent's remaining time (capped at ttl/2 with an intent given).
 --        {0, 0} refused: the call was abandoned (see rw_cancel.lua).
 
 local want = {}
@@ -53,9 +62,26 @@ for _, k in ipairs(names) do
     wait = math.max(wait, live[k][1] - now)
   end
 end
+-- A writer that starved first goes first: the lock stops being barge-able
+-- (no redis.call: the intents were loaded with the state).
+local first = nil
+for _, k in ipairs(names) do
+  local b = live[k]
+  if string.sub(k, 1, 1) == 'i' and b and b[4] == 1 and (not first or b[3] < live[first][3]) then
+    first = k
+  end
+end
+if first and first ~= intent then
+  wait = math.max(wait, live[first][1] - now)
+end
 if wait > 0 then
   if intent ~= '' then
-    put(intent, now + ttl, '', 0, 0)
+    local old = get(intent)
+    if ARGV[6] == '1' then
+      put(intent, now + ttl, '', (old and old[4] == 1) and old[3] or micros, 1)
+    else
+      put(intent, now + ttl, '', 0, 0)
+    end
     wait = math.min(wait, math.max(1, math.floor(ttl / 2)))
   end
   finish(ARGV[5])
