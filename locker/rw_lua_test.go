@@ -2,6 +2,7 @@ package locker_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,9 +15,7 @@ import (
 // the hash, the helpers and the wake-up rule), so a fix to it is a fix to
 // all of them.
 func TestRWPreludeShared(t *testing.T) {
-	prelude, err := os.ReadFile("lua/rw_prelude.lua")
-	require.NoError(t, err)
-	want := string(prelude)
+	want := readLua("rw_prelude") // with the shared prelude it includes
 	require.Contains(t, want, "redis.call('TIME')")
 	for _, name := range rwScripts {
 		raw, err := os.ReadFile("lua/" + name + ".lua")
@@ -42,5 +41,29 @@ func TestRWScriptsPublish(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(src, "redis.pcall('SPUBLISH'"), "%s.lua publishes only in finish()", name)
 		assert.Equal(t, 1, strings.Count(src, "redis.call('PUBLISH'"), "%s.lua publishes only in finish()", name)
 		assert.Contains(t, src, "finish(ARGV[", "%s.lua calls finish with its wake channel", name)
+	}
+}
+
+// TestPublishWrittenOnce checks that the wake-up's SPUBLISH, with its
+// PUBLISH fallback for servers without sharded pub/sub, is written in one
+// file, shared_prelude.lua, and that every script that publishes gets it
+// from there.
+func TestPublishWrittenOnce(t *testing.T) {
+	files, err := filepath.Glob("lua/*.lua")
+	require.NoError(t, err)
+	var naming []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		if strings.Contains(string(b), "SPUBLISH") {
+			naming = append(naming, filepath.Base(f))
+		}
+	}
+	assert.Equal(t, []string{"shared_prelude.lua"}, naming, "the files that name SPUBLISH")
+	shared := readLua("shared_prelude")
+	for name, s := range luaScripts {
+		if strings.Contains(s.src, "publish(") {
+			assert.Equal(t, 1, strings.Count(s.src, shared), "%s.lua publishes and holds shared_prelude.lua once", name)
+		}
 	}
 }

@@ -14,7 +14,7 @@
 -- ARGV[2]  call id of the abandoned acquire call
 -- ARGV[3]  how long the call id stays refused, in milliseconds
 -- ARGV[4]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
---          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
+--          (publish in shared_prelude.lua)
 -- ARGV[5]  waiter id of a FIFO call, whose queue entry the call may have
 --          made, or '' (then KEYS[3] and KEYS[4] are not given)
 --

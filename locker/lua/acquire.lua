@@ -18,7 +18,7 @@
 --          refresh this waiter's place in it) for that long; 0: do not queue
 -- ARGV[5]  waiter id: the queue entry of one Lock call ('' when not queued)
 -- ARGV[6]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
---          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
+--          (publish in shared_prelude.lua)
 -- ARGV[7]  1: the caller waited for this lock before (it was refused
 --          earlier in the same Lock call), so others may still wait: the
 --          grant marks the lock as waited for; '': a first try; 2: as 1,

@@ -11,7 +11,7 @@
 -- KEYS[3]  lock hash       <prefix>{<name>}
 -- ARGV[1]  waiter id
 -- ARGV[2]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
---          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
+--          (publish in shared_prelude.lua)
 --
 -- Reply: 1 the waiter was queued or handed the lock and is gone now, 0 it
 -- was neither.

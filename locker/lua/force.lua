@@ -10,17 +10,21 @@
 -- ARGV[1]  as of: server time in µs (from inspect.lua); holds granted at or
 --          before it are dropped
 -- ARGV[2]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
---          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
+--          (publish in shared_prelude.lua)
 --
--- Reply: {mutex holds dropped, read-write holds dropped}. The mutex is
---        dropped as a whole (its hash deleted) when its grant's fence (the
---        server µs of the grant) is at or before ARGV[1]; read and write
+-- Reply: {mutex holds dropped, read-write holds dropped}. The mutex's
+--        holds are dropped as a whole when its grant's fence (the server
+--        µs of the grant) is at or before ARGV[1]: a starving waiter of
+--        the default mode is then handed the lock (passOn, as by a
+--        release), else the hash is deleted and the waiters woken; read and write
 --        holds one by one by their grant order (every read hold is looked
 --        at: an operator's call, not a lock's). The FIFO queue, writer
 --        intents, the last write fence and the abandoned-call records are
 --        kept.
 local want = {}
 -- @include rw_prelude.lua
+-- passOn (a starving waiter gets the mutex):
+-- @include mutex_prelude.lua
 
 local asof = tonumber(ARGV[1])
 local rw, gone = 0, {}
@@ -43,16 +47,21 @@ finish(ARGV[2])
 local mutex = 0
 local owner, fence, w = unpack(redis.call('HMGET', KEYS[3], 'owner', 'fence', 'w'))
 if owner and tonumber(fence) and tonumber(fence) <= asof then
-  mutex = redis.call('HLEN', KEYS[3]) - 2 -- owner and fence
-  if w then
-    mutex = mutex - 1 -- the waited-for mark
+  local holds = {}
+  for _, k in ipairs(redis.call('HKEYS', KEYS[3])) do
+    if string.sub(k, 1, 2) == 'h:' then
+      holds[#holds + 1] = k
+    end
   end
-  redis.call('DEL', KEYS[3])
-  -- SPUBLISH keeps the message in the lock's shard; a server without it
-  -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
-  local sent = redis.pcall('SPUBLISH', ARGV[2], '')
-  if type(sent) == 'table' and sent.err then
-    redis.call('PUBLISH', ARGV[2], '')
+  mutex = #holds
+  if #holds > 0 then
+    redis.call('HDEL', KEYS[3], unpack(holds)) -- owner and fence keep the key
+  end
+  -- a starving waiter (default mode) is handed the lock, as by a release;
+  -- else it is freed and the waiters woken
+  if passOn(KEYS[3], w, ARGV[2], nil) == 0 then
+    redis.call('DEL', KEYS[3])
+    publish(ARGV[2])
   end
 end
 return {mutex, rw}

@@ -3,15 +3,8 @@
 -- "-- @include mutex_prelude.lua" (script.go does it when it embeds the
 -- script). It only defines functions: including it costs no redis.call.
 
--- publish sends a wake-up on channel ch: SPUBLISH keeps the message in the
--- lock's shard; a server without it (Redis 6.2, miniredis) refuses it, and
--- gets PUBLISH instead.
-local function publish(ch)
-  local sent = redis.pcall('SPUBLISH', ch, '')
-  if type(sent) == 'table' and sent.err then
-    redis.call('PUBLISH', ch, '')
-  end
-end
+-- publish (a wake-up on a channel):
+-- @include shared_prelude.lua
 
 -- queueHead returns the first live waiter of FIFO queue q and its entry in
 -- qx ("<expiry ms>:<ttl ms>:<owner or ''>", see acquire.lua; an older

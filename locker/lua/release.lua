@@ -11,7 +11,7 @@
 --          caller-chosen Owner that is not reentrant: a hand-over's Unlock
 --          frees the lock); '': only this hold (reentrant)
 -- ARGV[4]  wake channel    <prefix>{<name>}:wake (a channel, not a key)
---          (SPUBLISH; PUBLISH on a server without it: Redis 6.2, miniredis)
+--          (publish in shared_prelude.lua)
 --
 -- When the release frees the lock and someone may wait (the 'w' mark), it
 -- hands the lock to the first live starving waiter kept in the mark (a

@@ -31,6 +31,9 @@
 -- downgrade: expired ones are found by score, live ones counted by score,
 -- the latest expiry read from the top. A call costs O(log R) in the number
 -- of readers R, plus the expired holds it deletes (each deleted once).
+-- publish (a wake-up on a channel):
+-- @include shared_prelude.lua
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -240,10 +243,9 @@ local function stale(owner, hold)
   return 0
 end
 
--- finish publishes on the wake channel (SPUBLISH, or PUBLISH where the
--- server has none) when this call freed capacity (no write or read hold
--- left where one was stored, or no write hold or intent left where one
--- was), sets both keys to expire with the latest live field (or deletes
+-- finish publishes on the wake channel (publish, in shared_prelude.lua)
+-- when this call freed capacity (no write or read hold left where one was
+-- stored, or no write hold or intent left where one was), sets both keys to expire with the latest live field (or deletes
 -- them), and returns the keys' remaining ms.
 local function finish(wake)
   local nw, ni, last = 0, 0, readUntil()
@@ -259,12 +261,7 @@ local function finish(wake)
     end
   end
   if ((had.w or had.r) and nw + readers == 0) or ((had.w or had.i) and nw + ni == 0) then
-    -- SPUBLISH keeps the message in the lock's shard; a server without it
-    -- (Redis 6.2, miniredis) refuses it, and gets PUBLISH instead.
-    local sent = redis.pcall('SPUBLISH', wake, '')
-    if type(sent) == 'table' and sent.err then
-      redis.call('PUBLISH', wake, '')
-    end
+    publish(wake)
   end
   if last == 0 then
     redis.call('DEL', H, Z)

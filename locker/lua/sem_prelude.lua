@@ -197,14 +197,8 @@ local function leave(id)
   end
 end
 
--- publish sends a wake-up on channel ch (SPUBLISH; PUBLISH on a server
--- without it: Redis 6.2, miniredis).
-local function publish(ch)
-  local sent = redis.pcall('SPUBLISH', ch, '')
-  if type(sent) == 'table' and sent.err then
-    redis.call('PUBLISH', ch, '')
-  end
-end
+-- publish (a wake-up on a channel):
+-- @include shared_prelude.lua
 
 -- wakeFit wakes the waiters that can use the free permits not yet
 -- promised (see the top of this file), oldest first, looking at 16 at
