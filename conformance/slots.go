@@ -20,7 +20,10 @@ func sameSlotNames(bases ...string) []string {
 }
 
 // keySlot is the Redis Cluster hash slot of a hash tag's content:
-// CRC16-CCITT (XMODEM) modulo 16384.
+// CRC16-CCITT (XMODEM) modulo 16384. The core computes slots too (to group
+// a MultiLock's names); this second implementation is deliberate: the
+// suite checks the core's grouping against its own, independent reckoning
+// (and the server's), so a bug shared by both cannot hide.
 func keySlot(tag string) uint16 {
 	var crc uint16
 	for i := 0; i < len(tag); i++ {

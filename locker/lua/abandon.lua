@@ -53,8 +53,7 @@ if free then
   publish(ARGV[4])
 end
 local ttl = tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = serverTime()
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZADD', KEYS[2], now + ttl, ARGV[2])
 if redis.call('PTTL', KEYS[2]) < ttl then

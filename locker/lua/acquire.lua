@@ -86,12 +86,13 @@ local ttl = tonumber(ARGV[3])
 local hold = 'h:' .. ARGV[2]
 local waiter = ARGV[5]
 
-local t = nil
-local function micros()
-  if not t then
-    t = redis.call('TIME')
+local us = nil
+local function micros() -- the server's µs, read once (serverTime)
+  if not us then
+    local _
+    _, us = serverTime()
   end
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return us
 end
 
 local function dequeue()

@@ -34,9 +34,9 @@
 -- their SHA-1. Queue entries, holds and intents whose expiry (server time)
 -- has passed are not counted; a mutex hash has no expired holds (its key
 -- expires as a whole).
-local t = redis.call('TIME')
-local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- serverTime:
+-- @include shared_prelude.lua
+local now, micros = serverTime()
 local fplen = tonumber(ARGV[1])
 
 local function fp(token)

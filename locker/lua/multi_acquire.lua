@@ -32,8 +32,7 @@
 
 local id, ttl = ARGV[1], tonumber(ARGV[2])
 local n = #KEYS / 4
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now, micros = serverTime()
 local wait, blocked, mine = 0, false, 0
 for i = 0, n - 1 do
   local lock, q, qx, x = KEYS[4 * i + 1], KEYS[4 * i + 2], KEYS[4 * i + 3], KEYS[4 * i + 4]
@@ -54,7 +53,7 @@ end
 if blocked then
   return {0, wait}
 end
-local fence = string.format('%d', tonumber(t[1]) * 1000000 + tonumber(t[2]))
+local fence = string.format('%d', micros)
 if mine == n then
   fence = redis.call('HGET', KEYS[1], 'fence')
 end

@@ -3,7 +3,7 @@
 -- "-- @include mutex_prelude.lua" (script.go does it when it embeds the
 -- script). It only defines functions: including it costs no redis.call.
 
--- publish (a wake-up on a channel):
+-- serverTime and publish:
 -- @include shared_prelude.lua
 
 -- queueHead returns the first live waiter of FIFO queue q and its entry in
@@ -52,8 +52,7 @@ end
 -- a slot being migrated, and an error after a DEL would free the lock
 -- behind its caller's back).
 local function handover(lock, q, qx, wake, gone)
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local now, _, t = serverTime()
   local h, v = queueHead(q, qx, now, true)
   if not h then
     return 0
@@ -121,8 +120,8 @@ end
 
 -- msNow returns the server time in ms and the TIME reply.
 local function msNow()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), t
+  local now, _, t = serverTime()
+  return now, t
 end
 
 -- unstarve removes waiter id's entry, if any, from the 'w' mark of lock

@@ -31,12 +31,10 @@
 -- downgrade: expired ones are found by score, live ones counted by score,
 -- the latest expiry read from the top. A call costs O(log R) in the number
 -- of readers R, plus the expired holds it deletes (each deleted once).
--- publish (a wake-up on a channel):
+-- serverTime and publish:
 -- @include shared_prelude.lua
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now, micros = serverTime()
 local H, Z = KEYS[1], KEYS[2]
 
 -- parse returns the hold stored as v, {expiry, owner, order, n}, or nil
@@ -91,29 +89,24 @@ do
       end
     end
   end
-  -- Purge expired read holds, a bounded batch at a time.
-  while true do
-    local gone = redis.call('ZRANGEBYSCORE', Z, 1, now, 'LIMIT', 0, 500)
-    if #gone == 0 then
-      break
-    end
+  -- Purge expired read holds (purgeExpired), and count them off their
+  -- owners' read holds.
+  local per = {}
+  purgeExpired(H, Z, now, function(k, v)
     had.r = true
-    local vals, per = redis.call('HMGET', H, unpack(gone)), {}
-    for j, k in ipairs(gone) do
-      local owner = vals[j] and string.match(vals[j], '^%d+:%d+:%d+:(.*)$')
-      if owner then
-        per[owner] = (per[owner] or 0) + 1
-      end
-      live[k] = false
+    local owner = v and string.match(v, '^%d+:%d+:%d+:(.*)$')
+    if owner then
+      per[owner] = (per[owner] or 0) + 1
     end
-    redis.call('HDEL', H, unpack(gone))
-    redis.call('ZREM', Z, unpack(gone))
+    live[k] = false
+  end, function()
     for owner, n in pairs(per) do
       if redis.call('HINCRBY', H, 'c:' .. owner, -n) <= 0 then
         redis.call('HDEL', H, 'c:' .. owner)
       end
     end
-  end
+    per = {}
+  end)
   readers = redis.call('ZCOUNT', Z, '(' .. now, '+inf')
   if readers > 0 then
     had.r = true

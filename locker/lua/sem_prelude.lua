@@ -53,38 +53,34 @@
 -- (they are kept for it, and it is woken when they are free), so a waiter
 -- is overtaken by barging acquirers for at most that long.
 local ARRIVAL = 1e16
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
+-- serverTime and publish:
+-- @include shared_prelude.lua
+local now, micros = serverTime()
 local H, Z = KEYS[1], KEYS[2]
 local freed, moved = false, false
 local gone_p, gone_w, gave = 0, 0, 0 -- expired: held permits, waiters, permits promised to them
 
--- Purge what has expired, a bounded batch at a time.
-while true do
-  local gone = redis.call('ZRANGEBYSCORE', Z, 1, now, 'LIMIT', 0, 500)
-  if #gone == 0 then
-    break
+-- Purge what has expired (purgeExpired): an expired hold frees its
+-- permits, an expired waiter leaves (its arrival member too) and gives
+-- back what was promised to it.
+local as = {}
+purgeExpired(H, Z, now, function(k, v)
+  local kind = string.sub(k, 1, 2)
+  if kind == 'h:' and v then
+    gone_p = gone_p + (tonumber((string.match(v, '^%d+:(%d+):'))) or 0)
+    freed = true
+  elseif kind == 'q:' and v then
+    as[#as + 1] = 'a:' .. string.sub(k, 3)
+    gave = gave + (tonumber((string.match(v, '^%d+:(%d+):1'))) or 0)
   end
-  local vals, as = redis.call('HMGET', H, unpack(gone)), {}
-  for j, k in ipairs(gone) do
-    local kind = string.sub(k, 1, 2)
-    if kind == 'h:' and vals[j] then
-      gone_p = gone_p + (tonumber((string.match(vals[j], '^%d+:(%d+):'))) or 0)
-      freed = true
-    elseif kind == 'q:' and vals[j] then
-      as[#as + 1] = 'a:' .. string.sub(k, 3)
-      gave = gave + (tonumber((string.match(vals[j], '^%d+:(%d+):1'))) or 0)
-    end
-  end
-  redis.call('HDEL', H, unpack(gone))
-  redis.call('ZREM', Z, unpack(gone))
+end, function()
   if #as > 0 then
     redis.call('ZREM', Z, unpack(as))
     gone_w = gone_w + #as
     moved = true
+    as = {}
   end
-end
+end)
 local st = redis.call('HMGET', H, 'f', 'p', 'n', 'm', 'k', 'c')
 local fence, held0 = tonumber(st[1]), tonumber(st[2])
 local held = math.max(0, (held0 or 0) - gone_p)
@@ -197,8 +193,6 @@ local function leave(id)
   end
 end
 
--- publish (a wake-up on a channel):
--- @include shared_prelude.lua
 
 -- wakeFit wakes the waiters that can use the free permits not yet
 -- promised (see the top of this file), oldest first, looking at 16 at
