@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -56,6 +57,11 @@ func checkDirectHandover(t *testing.T, e *env) {
 	for i := range waiters {
 		results[i] = lockAsync(e.ctx, e.mutex(wc, "handover", 30*time.Second, fifo))
 		e.awaitQueue(c, "handover", int64(i+1)) // arrival order is the order started
+		// A waiter subscribes to its wake-up after its first refusal and
+		// then tries once more: after its second call it listens (on a
+		// slow link, a hand-over published before that is not heard, and
+		// the waiter finds it only when it refreshes its entry).
+		awaitCalls(t, g.countingScripter, int64(2*(i+1)), fmt.Sprintf("waiter %d's second try, once subscribed", i))
 	}
 
 	g.gate.Lock() // the waiters' process can send nothing now
