@@ -52,11 +52,5 @@ end
 if free then
   publish(ARGV[4])
 end
-local ttl = tonumber(ARGV[3])
-local now = serverTime()
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-redis.call('ZADD', KEYS[2], now + ttl, ARGV[2])
-if redis.call('PTTL', KEYS[2]) < ttl then
-  redis.call('PEXPIRE', KEYS[2], ttl)
-end
+abandon(KEYS[2], ARGV[2], serverTime(), tonumber(ARGV[3]))
 return dropped

@@ -78,7 +78,7 @@ end
 -- After the fast path, which so creates none of its functions:
 -- @include mutex_prelude.lua
 
-if redis.call('ZSCORE', KEYS[4], ARGV[2]) then
+if abandoned(KEYS[4], ARGV[2]) then
   return {0, 0}
 end
 local owner = redis.call('HGET', KEYS[1], 'owner')

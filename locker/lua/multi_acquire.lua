@@ -36,7 +36,7 @@ local now, micros = serverTime()
 local wait, blocked, mine = 0, false, 0
 for i = 0, n - 1 do
   local lock, q, qx, x = KEYS[4 * i + 1], KEYS[4 * i + 2], KEYS[4 * i + 3], KEYS[4 * i + 4]
-  if redis.call('ZSCORE', x, id) then
+  if abandoned(x, id) then
     return {0, 0} -- an abandoned call arriving late
   end
   local owner = redis.call('HGET', lock, 'owner')

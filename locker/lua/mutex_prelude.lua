@@ -6,6 +6,23 @@
 -- serverTime and publish:
 -- @include shared_prelude.lua
 
+-- abandoned reports whether call id is listed in x, a name's set of
+-- abandoned acquire calls (<prefix>{<name>}:x, scored by the time until
+-- which each is refused): such a call, arriving late, is refused.
+local function abandoned(x, id)
+  return redis.call('ZSCORE', x, id) ~= false
+end
+
+-- abandon lists call id in x for ttl ms from now (server ms), trimming the
+-- ids whose time has passed, and keeps x at least that long.
+local function abandon(x, id, now, ttl)
+  redis.call('ZREMRANGEBYSCORE', x, '-inf', now)
+  redis.call('ZADD', x, now + ttl, id)
+  if redis.call('PTTL', x) < ttl then
+    redis.call('PEXPIRE', x, ttl)
+  end
+end
+
 -- queueHead returns the first live waiter of FIFO queue q and its entry in
 -- qx ("<expiry ms>:<ttl ms>:<owner or ''>", see acquire.lua; an older
 -- client's entry may hold the expiry only), or nil when no live waiter is
