@@ -50,8 +50,9 @@
 -- value is the grant's order (server µs) and, after an extend, the lease's
 -- last extend number ("<order>:<n>"), and 'w' while someone may wait for the
 -- lock: a refused call sets it, and only then does a release publish a
--- wake-up (its value: '1' and the starving waiters, see ARGV[7]). While the queue is not empty only its head may take a free lock;
--- waiters whose entry expired (crashed) are skipped and dropped, and the
+-- wake-up (its value: '1' and the starving waiters, see ARGV[7]). While
+-- the queue is not empty only its head may take a free lock; waiters
+-- whose entry expired (crashed) are skipped and dropped, and the
 -- next ones woken (queueHead in mutex_prelude.lua, which multi_acquire.lua
 -- shares).
 --
