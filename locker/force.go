@@ -29,9 +29,9 @@ type Forced struct {
 // Mutex, the RWMutex and the Semaphore called name that were granted at or
 // before asOf, a server time such as LockState.ServerTime from an Inspect
 // of the lock, and wakes the waiters, which then take the lock (or the
-// permits) as after a release (FIFO waiters in their order). Holds granted after asOf are kept, so a re-sent
-// or late call (a client's network retry) never ends a grant the operator
-// did not see. The FIFO queue, waiting writers' intents and the last write
+// permits) as after a release (FIFO waiters in their order). Holds
+// granted after asOf are kept, so a re-sent or late call (a client's
+// network retry) never ends a grant the operator did not see. The FIFO queue, waiting writers' intents and the last write
 // fence are kept, so fences keep increasing; so are the semaphore's
 // waiters and stored limit.
 //
