@@ -232,7 +232,16 @@ func checkMultiSilentSlot(t *testing.T, e *env) {
 	assert.Less(t, took, silence/2, "call: TryLock returned %v after it started; the refusal was known at once, the silent slot's answer would take %v", took, silence)
 	require.NoError(t, holder.Unlock(e.ctx), "call: Unlock of the plain lease")
 
-	// Only the silent slot's answer is missing: the context decides.
+	// Only the silent slot's answer is missing: the context decides. A
+	// Client of its own, warmed up: a call of the first attempt still on
+	// its way in the background (the silent slot's, or its reload after a
+	// NOSCRIPT) must not meet this attempt's fault.
+	f = e.faults()
+	c = e.clientOn(f, nil)
+	m = e.multi(c, []string{silentName, heldName}, 10*time.Second, nil)
+	warm, err := m.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock of a second Client while every slot answers")
+	require.NoError(t, warm.Unlock(e.ctx), "call: Unlock")
 	a = f.delayBy("multi_acquire", 1, silence).onKey(c.Key(silentName))
 	ctx, cancel := context.WithTimeout(e.ctx, shortCtx)
 	_, err = m.TryLock(ctx)
@@ -240,6 +249,7 @@ func checkMultiSilentSlot(t *testing.T, e *env) {
 	deadline, _ := ctx.Deadline()
 	cancel()
 	a.disarm()
+	require.Equal(t, 1, a.applied(), "the fault: %s's slot call of this attempt silenced", silentName)
 	require.Error(t, err, "call: TryLock with %s's slot silent past the context", silentName)
 	assert.True(t, errors.Is(err, context.DeadlineExceeded), "call: TryLock's error %v: want the context's", err)
 	assertPrompt(t, deadline, returned, "call: TryLock with a silent slot")
