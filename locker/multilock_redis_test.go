@@ -85,8 +85,12 @@ func TestMultiLockRedisFIFOExpiredHead(t *testing.T) {
 	require.ErrorIs(t, err, locker.ErrNotObtained, "Mutex.TryLock in the same state")
 	assert.Equal(t, []string{"live"}, e.rdb.ZRange(e.ctx, k+":q", 0, -1).Val(), "the Mutex drops the expired head")
 
-	// The live waiter's entry expires too: nobody goes first.
+	// The live waiter's entry expires too: nobody goes first. The first
+	// attempt may have been granted "r" (its own slot) and is releasing it
+	// in the background: wait for that, as a refused attempt promises.
 	require.NoError(t, e.rdb.HSet(e.ctx, k+":qx", "live", entry(nowMS-1)).Err())
+	require.Eventually(t, func() bool { return e.rdb.Exists(e.ctx, c.Key("r")).Val() == 0 }, 5*time.Second, time.Millisecond,
+		"the first attempt's grant of r, if any, is released in the background")
 	l, err := ml.TryLock(e.ctx)
 	require.NoError(t, err, "MultiLock.TryLock with only expired waiters queued")
 	require.NoError(t, l.Unlock(e.ctx))
