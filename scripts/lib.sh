@@ -7,7 +7,7 @@ ensure_redis() {
 	if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
 		return 0
 	fi
-	if [[ -n "${SCRIPTLOCK_REDIS_ADDR:-}" && -n "${SCRIPTLOCK_CLUSTER_ADDRS:-}" ]]; then
+	if [[ -n "${SCRIPTLOCK_REDIS_ADDR:-}${SCRIPTLOCK_REDIS_URL:-}" && -n "${SCRIPTLOCK_CLUSTER_ADDRS:-}${SCRIPTLOCK_CLUSTER_URLS:-}" ]]; then
 		return 0 # pointed at existing servers
 	fi
 	if command -v apt-get >/dev/null; then

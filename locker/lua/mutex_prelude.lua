@@ -135,18 +135,12 @@ local function starveMark(list, now)
   return table.concat(s)
 end
 
--- msNow returns the server time in ms and the TIME reply.
-local function msNow()
-  local now, _, t = serverTime()
-  return now, t
-end
-
 -- unstarve removes waiter id's entry, if any, from the 'w' mark of lock
 -- (expired entries go too).
 local function unstarve(lock, id)
   local w = redis.call('HGET', lock, 'w')
   if w and #w > 1 then
-    local now = msNow()
+    local now = serverTime()
     local list = starvers(w)
     for _, e in ipairs(list) do
       if e[3] == id then
@@ -169,7 +163,7 @@ end
 -- 0: the caller frees the lock and wakes the waiters, if any.
 local function passOn(lock, w, wake, gone)
   if w and #w > 1 then
-    local now, t = msNow()
+    local now, _, t = serverTime()
     local list = starvers(w)
     for _, e in ipairs(list) do
       if e[1] > now then
