@@ -26,6 +26,7 @@ require (
 	github.com/gomodule/redigo v1.9.3 // indirect
 	github.com/mna/redisc v1.4.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
+	github.com/valkey-io/valkey-go v1.0.79 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/image v0.46.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
