@@ -455,6 +455,11 @@ func checkRWWriterGivesUp(t *testing.T, e *env) {
 	ttl, err := r.TTL(e.ctx)
 	require.NoError(t, err, "call: r.TTL() after the writers gave up")
 	assert.Greater(t, ttl, 20*time.Second, "call: r.TTL(): the writers must not have touched r's lease")
+	// A writer's clean-up (rw_cancel.lua) may still be running: under
+	// load it can reach the server after r's Unlock, and then leave the
+	// record that refuses the abandoned call (for 30 s). Close waits for
+	// it; a Lease's Unlock still releases after Close.
+	require.NoError(t, c.Close(), "call: Close, which waits for the writers' clean-ups")
 	require.NoError(t, r.Unlock(e.ctx), "call: r.Unlock")
 	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after every Unlock")
 }

@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -86,11 +87,16 @@ func TestCertify(t *testing.T) {
 
 // runDrivers runs the groups for every in-tree driver on servers the
 // suite starts; with a deployment named, TestCertify runs every group
-// there instead, at once.
+// there instead, at once. The group tests run in parallel with each
+// other: each starts servers of its own, so one group's exclusive cases
+// (which must have a deployment to themselves) run beside another's, and
+// the suite's bounds on cases running at once (runCases) keep the load
+// what it is with one group.
 func runDrivers(t *testing.T, groups ...string) {
 	if set := redisserver.ExternalEnv(); len(set) > 0 {
 		t.Skipf("%v names a deployment: TestCertify runs every rule group there (-run 'TestCertify/driver=<name>/deployment=<kind>/%s/')", set, groups[0])
 	}
+	t.Parallel()
 	forDrivers(t, groups...)
 }
 
@@ -123,7 +129,18 @@ func TestEveryGroupRuns(t *testing.T) {
 // the suite opened must have been closed, and nothing in the core may keep
 // running after its calls return. After the tests it prints the verdict
 // (conformance.WriteVerdict): a table of every rule, driver and deployment.
+//
+// Every group test runs in parallel (runDrivers), and go test's -parallel
+// defaults to GOMAXPROCS, which on a 2-core machine runs two at a time:
+// unless -parallel is given, TestMain lets them all start at once. The
+// suite bounds its own load (caseSlots, aloneSlots in runCases).
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", "64")
+	}
 	goleak.VerifyTestMain(verdictM{m},
 		// rueidis v1.0.79's cluster client leaves a 5 s sleep behind after
 		// a slot refresh, even after Close (upstream; it ends by itself).

@@ -297,6 +297,13 @@ const caseConcurrency = 8
 // caseSlots holds a token for each case running concurrently.
 var caseSlots = make(chan struct{}, caseConcurrency)
 
+// aloneSlots holds a token for each exclusive or quiet case running (each
+// on a deployment of its own): deployments of every group test run at the
+// same time, and their exclusive cases, many of which bound how soon
+// something happens, must not pile up beyond the load of one deployment
+// per driver and kind.
+var aloneSlots = make(chan struct{}, caseConcurrency)
+
 // newDeployment sets d's profile (see EnvSuite), failing t on a bad
 // EnvSuite, puts its admin behind safeAdmin in the safe profile, logs its
 // server and profile, and returns d.
@@ -329,9 +336,9 @@ func (d *deployment) report(t *testing.T, rule string, f func(t *testing.T)) {
 // runCases runs the cases keep selects on d, as subtests named by the
 // case. Those that must have the deployment or the process to themselves
 // (testCase.exclusive, testCase.quiet) run first, one at a time and in
-// list order, a quiet one with nothing else running in the process (see
-// processGate); then the others run concurrently, within caseConcurrency
-// (shared with the other deployments running meanwhile).
+// list order (within aloneSlots, shared with the other deployments), a
+// quiet one with nothing else running in the process (see processGate);
+// then the others run concurrently, within caseSlots (shared likewise).
 // It returns once every case has ended, and then checks that no goroutine
 // of the core or the drivers is left.
 func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
@@ -348,6 +355,7 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 		}
 	}
 	for _, c := range alone {
+		aloneSlots <- struct{}{}
 		if c.quiet != "" {
 			processGate.Lock()
 			runCase(t, d, c)
@@ -357,6 +365,7 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 			runCase(t, d, c)
 			processGate.RUnlock()
 		}
+		<-aloneSlots
 	}
 	var wg sync.WaitGroup
 	for _, c := range concurrent {
