@@ -11,7 +11,7 @@ import (
 )
 
 // The client constructors below use the settings of the project's tests
-// (internal/testdrivers): a ctx deadline bounds socket I/O, pools of 128
+// (conformance/internal/testdrivers): a ctx deadline bounds socket I/O, pools of 128
 // connections, no client-side cache. Every row that runs on a driver,
 // scriptlock, the raw reference and the peers alike, gets its clients from
 // here, so a difference between rows is never a difference of client
