@@ -7,9 +7,6 @@ require (
 	github.com/scriptlock/scriptlock v0.0.0-00010101000000-000000000000
 )
 
-require (
-	golang.org/x/net v0.59.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
-)
+require golang.org/x/sys v0.47.0 // indirect
 
 replace github.com/scriptlock/scriptlock => ../..
