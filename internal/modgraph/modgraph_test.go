@@ -82,6 +82,20 @@ func TestCheckFailsOnAnExtraRequirement(t *testing.T) {
 	}
 }
 
+// TestCoreRequiresNothing: every requirement of the core's go.mod would
+// enter the graph of every user of every driver.
+func TestCoreRequiresNothing(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "require") {
+			t.Errorf("go.mod:%d: %q: the core module must require nothing (test helpers go in internal/ on the standard library, or in a module of their own)", i+1, line)
+		}
+	}
+}
+
 // TestUnexpected checks the comparison on lists given by hand.
 func TestUnexpected(t *testing.T) {
 	d := Drivers[0]

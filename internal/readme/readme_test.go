@@ -153,7 +153,15 @@ func compile(t *testing.T, md string, blocks []block) (string, error) {
 	require.NoError(t, err)
 	ofile := filepath.Join(tmp, "overlay.json")
 	require.NoError(t, os.WriteFile(ofile, o, 0o644))
-	out, err := exec.Command(goTool(t), append([]string{"build", "-overlay", ofile}, pkgs...)...).CombinedOutput()
+	// The blocks import the drivers, miniredis and OpenTelemetry, which
+	// the core module (this package's) does not require: they build in
+	// the repository's workspace (go.work), where every module's
+	// requirements are known, even when the test runs with GOWORK=off.
+	work, err := filepath.Abs(filepath.Join(root, "go.work"))
+	require.NoError(t, err)
+	cmd := exec.Command(goTool(t), append([]string{"build", "-overlay", ofile}, pkgs...)...)
+	cmd.Env = append(os.Environ(), "GOWORK="+work)
+	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
 
