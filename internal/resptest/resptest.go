@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,6 +139,13 @@ func watch(ctx context.Context, nc net.Conn) func() bool {
 }
 
 func ctxErr(ctx context.Context, err error) error {
+	if dl, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) {
+		// The socket deadline (ctx's) may trip just before ctx's own timer.
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(dl) + 50*time.Millisecond):
+		}
+	}
 	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		return fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
