@@ -73,6 +73,35 @@ func Unexpected(d Driver, user, client []string) []string {
 	return out
 }
 
+// Versions parses the output of `go list -m all` into each module's
+// version (the main module, which has none, is left out).
+func Versions(listing string) map[string]string {
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(listing))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) >= 2 {
+			out[f[0]] = f[1]
+		}
+	}
+	return out
+}
+
+// Raised returns, as "path: client's version -> program's version", the
+// modules of the client's graph that the program gets at another version
+// than a program of the client alone: a driver's go.mod that requires a
+// newer version of one of its client's requirements (go work sync does
+// that) forces the upgrade on every user of the driver.
+func Raised(user, client map[string]string) []string {
+	var out []string
+	for p, cv := range client {
+		if uv, ok := user[p]; ok && uv != cv {
+			out = append(out, fmt.Sprintf("%s: %s -> %s", p, cv, uv))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Report describes what Unexpected found, for a test failure.
 func Report(d Driver, extra, user, client []string) string {
 	return fmt.Sprintf("a program importing only locker and %s lists modules that are neither the core, nor the driver, nor its client or the client's own requirements: %s\n(a requirement of the core's go.mod or of %s/go.mod, perhaps one only tests need, enters every user's graph: move it out)\nthe program's go list -m all: %s\nthe client's go list -m all: %s",

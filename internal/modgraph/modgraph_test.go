@@ -31,9 +31,12 @@ func TestDriverModulesAreLean(t *testing.T) {
 	for _, d := range Drivers {
 		t.Run(filepath.Base(d.Dir), func(t *testing.T) {
 			t.Parallel()
-			user, client := graphs(t, goTool, repo, d, filepath.Join(repo, filepath.FromSlash(d.Dir)))
+			user, client, userList, clientList := graphs(t, goTool, repo, d, filepath.Join(repo, filepath.FromSlash(d.Dir)))
 			if extra := Unexpected(d, user, client); len(extra) > 0 {
 				t.Error(Report(d, extra, user, client))
+			}
+			if raised := Raised(Versions(userList), Versions(clientList)); len(raised) > 0 {
+				t.Errorf("%s/go.mod raises requirements of its client (every user of the driver would get the upgrade; keep the client's versions):\n%s", d.Dir, strings.Join(raised, "\n"))
 			}
 			t.Logf("go list -m all of a program importing locker and %s: %s", d.Module, strings.Join(user[1:], " "))
 		})
@@ -75,7 +78,7 @@ func TestCheckFailsOnAnExtraRequirement(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	user, client := graphs(t, goTool, repo, d, dst)
+	user, client, _, _ := graphs(t, goTool, repo, d, dst)
 	extra := Unexpected(d, user, client)
 	if !slices.Contains(extra, "go.uber.org/goleak") {
 		t.Fatalf("the check missed goleak, required by the driver's go.mod: it found %v\nthe program's list: %v", extra, user)
@@ -113,6 +116,13 @@ func TestUnexpected(t *testing.T) {
 	if extra := Unexpected(d, append(slices.Clone(good), other.Module), client); !slices.Equal(extra, []string{other.Module}) {
 		t.Errorf("another driver's module must count as unexpected: got %v", extra)
 	}
+	raised := Raised(Versions("example.com/user\ngolang.org/x/sys v0.48.0\n"+Core+" v0.0.0 => /repo\n"), Versions("example.com/client\ngolang.org/x/sys v0.47.0\n"))
+	if !slices.Equal(raised, []string{"golang.org/x/sys: v0.47.0 -> v0.48.0"}) {
+		t.Errorf("Raised = %v, want x/sys raised", raised)
+	}
+	if r := Raised(Versions("u\na v1\n"), Versions("c\na v1\nb v2\n")); len(r) != 0 {
+		t.Errorf("Raised on equal versions = %v", r)
+	}
 	if r := Report(d, want, bad, client); !strings.Contains(r, "github.com/stretchr/testify") || !strings.Contains(r, d.Dir+"/go.mod") {
 		t.Errorf("Report does not name the module and the go.mod: %s", r)
 	}
@@ -131,8 +141,8 @@ func lookGo(t *testing.T) string {
 
 // graphs returns the module paths of go list -m all in a scratch module
 // importing locker and d (found in dir), and in one importing only d's
-// client.
-func graphs(t *testing.T, goTool, repo string, d Driver, dir string) (user, client []string) {
+// client, and the two listings.
+func graphs(t *testing.T, goTool, repo string, d Driver, dir string) (user, client []string, userList, clientList string) {
 	t.Helper()
 	reqs := clientRequires(t, filepath.Join(dir, "go.mod"))
 	const pseudo = "v0.0.0-00010101000000-000000000000"
@@ -141,7 +151,8 @@ func graphs(t *testing.T, goTool, repo string, d Driver, dir string) (user, clie
 	write(t, filepath.Join(u, "go.mod"), fmt.Sprintf("module example.com/user\n\ngo 1.26.0\n\nrequire (\n\t%s %s\n\t%s %s\n)\n\nreplace (\n\t%s => %s\n\t%s => %s\n)\n",
 		Core, pseudo, d.Module, pseudo, Core, repo, d.Module, dir))
 	write(t, filepath.Join(u, "main.go"), fmt.Sprintf("package main\n\nimport (\n\t_ %q\n\t_ %q\n)\n\nfunc main() {}\n", Core+"/locker", d.Module))
-	user = Paths(run(t, goTool, u, "mod", "tidy") + run(t, goTool, u, "list", "-m", "all"))
+	run(t, goTool, u, "mod", "tidy")
+	userList = run(t, goTool, u, "list", "-m", "all")
 
 	c := t.TempDir()
 	var mod, imports strings.Builder
@@ -154,8 +165,9 @@ func graphs(t *testing.T, goTool, repo string, d Driver, dir string) (user, clie
 	}
 	write(t, filepath.Join(c, "go.mod"), mod.String())
 	write(t, filepath.Join(c, "main.go"), fmt.Sprintf("package main\n\nimport (\n%s)\n\nfunc main() {}\n", imports.String()))
-	client = Paths(run(t, goTool, c, "mod", "tidy") + run(t, goTool, c, "list", "-m", "all"))
-	return user, client
+	run(t, goTool, c, "mod", "tidy")
+	clientList = run(t, goTool, c, "list", "-m", "all")
+	return Paths(userList), Paths(clientList), userList, clientList
 }
 
 // clientRequires returns the direct requirements ("path version") of a
