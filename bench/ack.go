@@ -7,6 +7,7 @@ import (
 	goredisdriver "github.com/scriptlock/scriptlock/drivers/goredis"
 	redigodriver "github.com/scriptlock/scriptlock/drivers/redigo"
 	rueidisdriver "github.com/scriptlock/scriptlock/drivers/rueidis"
+	valkeygodriver "github.com/scriptlock/scriptlock/drivers/valkeygo"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -57,6 +58,8 @@ func acknowledges(d string) bool {
 		s = (*redigodriver.Scripter)(nil)
 	case "rueidis":
 		s = (*rueidisdriver.Scripter)(nil)
+	case "valkeygo":
+		s = (*valkeygodriver.Scripter)(nil)
 	}
 	_, ok := s.(locker.Acknowledger)
 	return ok

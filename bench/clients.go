@@ -8,14 +8,19 @@ import (
 	redigo "github.com/gomodule/redigo/redis"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+	"github.com/valkey-io/valkey-go"
 )
 
 // The client constructors below use the settings of the project's tests
 // (conformance/internal/testdrivers): a ctx deadline bounds socket I/O, pools of 128
-// connections, no client-side cache. Every row that runs on a driver,
-// scriptlock, the raw reference and the peers alike, gets its clients from
-// here, so a difference between rows is never a difference of client
-// settings.
+// connections, no client-side cache. rueidis and valkey-go (a fork of
+// rueidis, v1.0.79 both, with the same option code) get the same options:
+// the client-side cache off (DisableCache) and every other option at its
+// default, which the two share (auto-pipelining, PipelineMultiplex,
+// BlockingPoolSize 1024), on a Cluster as on a standalone server.
+// Every row that runs on a driver, scriptlock, the raw reference and the
+// peers alike, gets its clients from here, so a difference between rows is
+// never a difference of client settings.
 
 // NewGoRedis returns a go-redis client for the server at addr, with
 // ContextTimeoutEnabled and PoolSize 128, closed by tb.Cleanup.
@@ -46,6 +51,18 @@ func NewRueidis(tb testing.TB, addr string) rueidis.Client {
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
 	if err != nil {
 		tb.Fatalf("rueidis: NewClient(%s): %v", addr, err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// NewValkeyGo returns a valkey-go client for the server at addr with the
+// client-side cache disabled, as NewRueidis does for rueidis, closed by
+// tb.Cleanup. It fails tb when the client cannot connect.
+func NewValkeyGo(tb testing.TB, addr string) valkey.Client {
+	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	if err != nil {
+		tb.Fatalf("valkey-go: NewClient(%s): %v", addr, err)
 	}
 	tb.Cleanup(c.Close)
 	return c

@@ -9,10 +9,12 @@ import (
 	"github.com/mna/redisc"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+	"github.com/valkey-io/valkey-go"
 
 	goredisdriver "github.com/scriptlock/scriptlock/drivers/goredis"
 	redigodriver "github.com/scriptlock/scriptlock/drivers/redigo"
 	rueidisdriver "github.com/scriptlock/scriptlock/drivers/rueidis"
+	valkeygodriver "github.com/scriptlock/scriptlock/drivers/valkeygo"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -65,6 +67,13 @@ func clusterScripter(tb testing.TB, d string, addrs []string) locker.Scripter {
 		}
 		tb.Cleanup(c.Close)
 		return rueidisdriver.New(c)
+	case "valkeygo":
+		c, err := valkey.NewClient(valkey.ClientOption{InitAddress: addrs, DisableCache: true})
+		if err != nil {
+			tb.Fatalf("valkey-go: NewClient(%v): %v", addrs, err)
+		}
+		tb.Cleanup(c.Close)
+		return valkeygodriver.New(c)
 	}
 	tb.Fatalf("bench: unknown driver %q", d)
 	return nil

@@ -9,8 +9,11 @@
 // of a Locker, found by type assertion: [RWLocker] (a read-write lock) and
 // [AutoRefresher] (leases the library keeps alive itself). Adapters for scriptlock ([Scriptlock]), the raw
 // SET NX PX + compare-and-delete reference ([RawGoRedis], [RawRedigo],
-// [RawRueidis]) and an in-process sync.Mutex ([SyncMutex]) live here; the
-// peers' adapters live in bench/peers.
+// [RawRueidis], [RawValkeyGo]) and an in-process sync.Mutex ([SyncMutex])
+// live here; the peers' adapters live in bench/peers. The drivers, in the
+// order their rows run, are [Drivers]: goredis, redigo, rueidis and
+// valkeygo (valkey-go, a fork of rueidis, whose clients get the same
+// options as rueidis's).
 //
 // A [Target] names one library on one driver and says how to build it on
 // fresh clients; [Benchmark] runs its scenarios as sub-benchmarks named
@@ -76,11 +79,12 @@
 // every goroutine's, where the platform tells it).
 //
 // [ScriptCost] (BenchmarkScriptCost) splits the server's side of an
-// uncontended lock-unlock by command: lock-us/call and unlock-us/call
-// (scriptlock's acquire and release scripts, the raw reference's SET NX PX
-// and compare-and-delete), cycle-us/op, and the redis.call()s of each.
-// [Paired] (BenchmarkPaired, in bench/peers) runs the uncontended
-// lock-unlock of scriptlock, raw and the driver's peer interleaved in one
+// uncontended lock-unlock by command, per driver: lock-us/call and
+// unlock-us/call (scriptlock's acquire and release scripts, the raw
+// reference's SET NX PX and compare-and-delete), cycle-us/op, and the
+// redis.call()s of each. [Paired] (BenchmarkPaired, in bench/peers) runs
+// the uncontended lock-unlock of scriptlock, raw and the driver's peer
+// (none on redigo and valkeygo) interleaved in one
 // process and reports their throughput ratios (xraw, xredislock,
 // xrueidislock) as medians over rounds, steady where the separate rows'
 // ns/op are not on a loaded machine.

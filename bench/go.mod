@@ -11,6 +11,8 @@ require (
 	github.com/scriptlock/scriptlock/drivers/goredis v0.0.0-00010101000000-000000000000
 	github.com/scriptlock/scriptlock/drivers/redigo v0.0.0-00010101000000-000000000000
 	github.com/scriptlock/scriptlock/drivers/rueidis v0.0.0-00010101000000-000000000000
+	github.com/scriptlock/scriptlock/drivers/valkeygo v0.0.0-00010101000000-000000000000
+	github.com/valkey-io/valkey-go v1.0.79
 )
 
 require (
@@ -25,4 +27,5 @@ replace (
 	github.com/scriptlock/scriptlock/drivers/goredis => ../drivers/goredis
 	github.com/scriptlock/scriptlock/drivers/redigo => ../drivers/redigo
 	github.com/scriptlock/scriptlock/drivers/rueidis => ../drivers/rueidis
+	github.com/scriptlock/scriptlock/drivers/valkeygo => ../drivers/valkeygo
 )

@@ -13,5 +13,7 @@ func TestMain(m *testing.M) {
 		// rueidis v1.0.79's cluster client leaves a 5 s sleep behind after
 		// a slot refresh, even after Close (upstream; it ends by itself).
 		leak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
+		// valkey-go v1.0.79, a fork of rueidis, does the same.
+		leak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2"),
 	)
 }

@@ -11,6 +11,7 @@ import (
 	redigo "github.com/gomodule/redigo/redis"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+	"github.com/valkey-io/valkey-go"
 )
 
 // rawRelease is the reference's compare-and-delete: DEL only while the
@@ -185,5 +186,41 @@ func (r rueidisRaw) setNX(ctx context.Context, key, token string) (bool, error) 
 }
 
 func (r rueidisRaw) release(ctx context.Context, key, token string) (int64, error) {
+	return r.c.Do(ctx, r.c.B().Evalsha().Sha1(r.sha).Numkeys(1).Key(key).Arg(token).Build()).AsInt64()
+}
+
+// RawValkeyGo returns the raw reference on a valkey-go client, as
+// RawRueidis does on rueidis: SET NX PX and EVALSHA of the
+// compare-and-delete script, which it loads now on every node the client
+// knows (bounded by ctx).
+func RawValkeyGo(ctx context.Context, c valkey.Client) (Locker, error) {
+	var sha string
+	for addr, n := range c.Nodes() {
+		s, err := n.Do(ctx, n.B().ScriptLoad().Script(rawRelease).Build()).ToString()
+		if err != nil {
+			return nil, fmt.Errorf("raw valkeygo: SCRIPT LOAD on %s: %w", addr, err)
+		}
+		sha = s
+	}
+	if sha == "" {
+		return nil, errors.New("raw valkeygo: SCRIPT LOAD: the client knows no node")
+	}
+	return rawLocker{valkeygoRaw{c: c, sha: sha}}, nil
+}
+
+type valkeygoRaw struct {
+	c   valkey.Client
+	sha string
+}
+
+func (r valkeygoRaw) setNX(ctx context.Context, key, token string) (bool, error) {
+	err := r.c.Do(ctx, r.c.B().Set().Key(key).Value(token).Nx().PxMilliseconds(TTL.Milliseconds()).Build()).Error()
+	if valkey.IsValkeyNil(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (r valkeygoRaw) release(ctx context.Context, key, token string) (int64, error) {
 	return r.c.Do(ctx, r.c.B().Evalsha().Sha1(r.sha).Numkeys(1).Key(key).Arg(token).Build()).AsInt64()
 }

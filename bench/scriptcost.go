@@ -8,38 +8,33 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-
-	goredisdriver "github.com/scriptlock/scriptlock/drivers/goredis"
-	"github.com/scriptlock/scriptlock/locker"
 )
 
 // ScriptCost measures the server's side of an uncontended Lock and Unlock,
 // command by command, against the standalone server at addr (which must
 // run nothing else meanwhile: INFO commandstats is server-wide). Two
-// leaves, each b.N cycles on fresh names, in chunks of costChunk locks then
-// their unlocks, so the keyspace stays as small as in a lock-unlock loop
-// (a growing one makes every write pay for rehashing):
+// leaves per driver (in the order of Drivers), each b.N cycles on fresh
+// names, in chunks of costChunk locks then their unlocks, so the keyspace
+// stays as small as in a lock-unlock loop (a growing one makes every write
+// pay for rehashing):
 //
-//   - lib=scriptlock: Mutex.Lock (default options, acquire.lua's fast
-//     path) and Lease.Unlock (release.lua's);
-//   - lib=raw: the raw reference's SET NX PX and compare-and-delete
-//     script (see raw.go), the floor.
+//   - lib=scriptlock/driver=<d>: Mutex.Lock (default options, acquire.lua's
+//     fast path) and Lease.Unlock (release.lua's) on driver d;
+//   - lib=raw/driver=<d>: the raw reference's SET NX PX and
+//     compare-and-delete script (see raw.go) on driver d's client, the
+//     floor.
 //
 // Each reports, from INFO commandstats read around every chunk's locks and
 // around its unlocks: lock-us/call and unlock-us/call, the server's time
 // in the top-level command (EVALSHA, or SET) per call, including the
 // commands a script calls; cycle-us/op, their sum; and lock-calls/op and
-// unlock-calls/op, the commands a script called per call (redis.call()s).
-// Client figures (ns/op, allocs) are those of the go-redis driver, INFO
-// reads included.
+// unlock-calls/op, the commands a script called per call (redis.call()s;
+// the clients' own PING, HELLO, CLIENT and AUTH, which no script calls,
+// are left out). The server's figures are the same scripts' whatever the
+// driver; the client's (ns/op, allocs) are the driver's, INFO reads (on a
+// go-redis connection of their own) included.
 func ScriptCost(b *testing.B, addr string) {
 	ctx := context.Background()
-	rc := NewGoRedis(b, addr)
-	c, err := locker.New(goredisdriver.New(rc), nil)
-	if err != nil {
-		b.Fatalf("locker.New: %v", err)
-	}
-	b.Cleanup(func() { _ = c.Close() })
 	stats := goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: 1})
 	b.Cleanup(func() { _ = stats.Close() })
 	prefix := "bench:cost:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
@@ -48,29 +43,44 @@ func ScriptCost(b *testing.B, addr string) {
 		seq++
 		return prefix + strconv.Itoa(seq)
 	}
-	sl := func(b *testing.B) (Unlocker, error) {
-		m, err := c.NewMutex(name(), TTL, nil)
-		if err != nil {
-			return nil, err
+	for _, d := range Drivers {
+		c := newClient(b, standaloneScripter(b, d, addr), nil)
+		sl := func(b *testing.B) (Unlocker, error) {
+			m, err := c.NewMutex(name(), TTL, nil)
+			if err != nil {
+				return nil, err
+			}
+			return m.Lock(ctx)
 		}
-		return m.Lock(ctx)
+		raw := newRaw(b, d, addr)
+		// Load the scripts and open the clients' connections first (a
+		// pipelining client dials its connections as keys hash to them): a
+		// NOSCRIPT round or a handshake is not part of the cost.
+		for range costWarmUp {
+			u, err := sl(b)
+			if err == nil {
+				err = u.Unlock(ctx)
+			}
+			if err != nil {
+				b.Fatalf("driver=%s: scriptlock Lock and Unlock: %v", d, err)
+			}
+			if err := lockUnlockOnce(ctx, raw, name()); err != nil {
+				b.Fatalf("driver=%s: raw Lock and Unlock: %v", d, err)
+			}
+		}
+		b.Run("lib=scriptlock/driver="+d, func(b *testing.B) { costCycles(b, stats, "evalsha", sl) })
+		b.Run("lib=raw/driver="+d, func(b *testing.B) {
+			costCycles(b, stats, "set", func(*testing.B) (Unlocker, error) { return raw.Lock(ctx, name()) })
+		})
 	}
-	// Load the scripts first: a NOSCRIPT round is not part of the cost.
-	if u, err := sl(b); err != nil || u.Unlock(ctx) != nil {
-		b.Fatalf("Lock and Unlock: %v", err)
-	}
-	raw, err := RawGoRedis(ctx, rc)
-	if err != nil {
-		b.Fatalf("%v", err)
-	}
-	b.Run("lib=scriptlock", func(b *testing.B) { costCycles(b, stats, "evalsha", sl) })
-	b.Run("lib=raw", func(b *testing.B) {
-		costCycles(b, stats, "set", func(*testing.B) (Unlocker, error) { return raw.Lock(ctx, name()) })
-	})
 }
 
 // costChunk is how many locks ScriptCost takes before releasing them.
 const costChunk = 200
+
+// costWarmUp is how many lock-unlock cycles of each library ScriptCost runs
+// on a driver before measuring it.
+const costWarmUp = 20
 
 // costCycles runs b.N cycles of lock (whose top-level command is top) and
 // Unlock, in chunks, and reports the server's figures (see ScriptCost).
@@ -115,15 +125,19 @@ func costCycles(b *testing.B, stats *goredis.Client, top string, lock func(*test
 }
 
 // statsDelta returns, between two readings, the time in command top and
-// the calls of every other command but INFO (those a script called).
+// the calls of every other command (those a script called) but INFO and
+// the clients' own PING, HELLO, AUTH and CLIENT.
 func statsDelta(before, after map[string][2]float64, top string) (usec, inner float64, topCalls float64) {
 	for cmd, a := range after {
 		p := before[cmd]
 		switch cmd {
 		case top:
 			usec, topCalls = a[1]-p[1], a[0]-p[0]
-		case "info":
+		case "info", "ping", "hello", "auth":
 		default:
+			if strings.HasPrefix(cmd, "client|") {
+				continue
+			}
 			inner += a[0] - p[0]
 		}
 	}

@@ -9,11 +9,12 @@ import (
 	goredisdriver "github.com/scriptlock/scriptlock/drivers/goredis"
 	redigodriver "github.com/scriptlock/scriptlock/drivers/redigo"
 	rueidisdriver "github.com/scriptlock/scriptlock/drivers/rueidis"
+	valkeygodriver "github.com/scriptlock/scriptlock/drivers/valkeygo"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
 // Drivers lists the in-tree drivers' names in the order their rows run.
-var Drivers = []string{"goredis", "redigo", "rueidis"}
+var Drivers = []string{"goredis", "redigo", "rueidis", "valkeygo"}
 
 // Scenarios of the read-write and auto-refresh rows.
 const (
@@ -172,6 +173,8 @@ func standaloneScripter(tb testing.TB, d, addr string) locker.Scripter {
 		return redigodriver.New(NewRedigoPool(tb, addr))
 	case "rueidis":
 		return rueidisdriver.New(NewRueidis(tb, addr))
+	case "valkeygo":
+		return valkeygodriver.New(NewValkeyGo(tb, addr))
 	}
 	tb.Fatalf("bench: unknown driver %q", d)
 	return nil
@@ -190,29 +193,34 @@ func newClient(tb testing.TB, s locker.Scripter, opts *locker.Options) *locker.C
 
 // rawNew builds the raw reference on driver d.
 func rawNew(d string) func(tb testing.TB, addr string) (Locker, Locker) {
-	one := func(tb testing.TB, addr string) Locker {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		var (
-			l   Locker
-			err error
-		)
-		switch d {
-		case "goredis":
-			l, err = RawGoRedis(ctx, NewGoRedis(tb, addr))
-		case "redigo":
-			l, err = RawRedigo(ctx, NewRedigoPool(tb, addr))
-		case "rueidis":
-			l, err = RawRueidis(ctx, NewRueidis(tb, addr))
-		default:
-			tb.Fatalf("bench: unknown driver %q", d)
-		}
-		if err != nil {
-			tb.Fatalf("%v", err)
-		}
-		return l
-	}
 	return func(tb testing.TB, addr string) (Locker, Locker) {
-		return one(tb, addr), one(tb, addr)
+		return newRaw(tb, d, addr), newRaw(tb, d, addr)
 	}
+}
+
+// newRaw builds one raw reference on driver d, on a client from
+// clients.go for the server at addr.
+func newRaw(tb testing.TB, d, addr string) Locker {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var (
+		l   Locker
+		err error
+	)
+	switch d {
+	case "goredis":
+		l, err = RawGoRedis(ctx, NewGoRedis(tb, addr))
+	case "redigo":
+		l, err = RawRedigo(ctx, NewRedigoPool(tb, addr))
+	case "rueidis":
+		l, err = RawRueidis(ctx, NewRueidis(tb, addr))
+	case "valkeygo":
+		l, err = RawValkeyGo(ctx, NewValkeyGo(tb, addr))
+	default:
+		tb.Fatalf("bench: unknown driver %q", d)
+	}
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	return l
 }

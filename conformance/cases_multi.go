@@ -80,15 +80,20 @@ func checkMultiAllOrNone(t *testing.T, e *env) {
 	names := []string{"alpha", "bravo", "charlie", "delta"}
 	blocker, err := e.mutex(c, "charlie", 30*time.Second, nil).TryLock(e.ctx)
 	require.NoError(t, err, "call: Mutex TryLock of charlie")
-	m := e.multi(e.client(nil), names, 10*time.Second, nil)
-	_, err = m.TryLock(e.ctx)
+	first := e.client(nil)
+	_, err = e.multi(first, names, 10*time.Second, nil).TryLock(e.ctx)
 	require.ErrorIs(t, err, locker.ErrNotObtained, "call: MultiLock TryLock while charlie is held")
+	// The attempt decided on charlie's refusal; its other calls may still
+	// be on their way (under load, one can reach the server after the
+	// probes below, or even after the second attempt's Unlock), their
+	// grants released in the background. Close waits for them.
+	require.NoError(t, first.Close(), "call: Close of the refused attempt's Client")
 	for _, n := range []string{"alpha", "bravo", "delta"} {
 		require.Eventually(t, func() bool { return e.mutexFree(c, n) }, 5*time.Second, 5*time.Millisecond,
 			"%s is free again after the refused MultiLock attempt", n)
 	}
 	require.NoError(t, blocker.Unlock(e.ctx))
-	l, err := m.TryLock(e.ctx)
+	l, err := e.multi(e.client(nil), names, 10*time.Second, nil).TryLock(e.ctx)
 	require.NoError(t, err, "call: MultiLock TryLock with every name free")
 	for _, n := range names {
 		assert.False(t, e.mutexFree(c, n), "a plain Mutex of %s while the MultiLock holds it", n)

@@ -50,6 +50,7 @@ const abandonedMS = "30000"
 type janitor struct {
 	mu      sync.Mutex
 	closed  bool
+	busy    int // calls and clean-ups running; wg counts them too
 	wg      sync.WaitGroup
 	ctx     context.Context // cancelled by Close after closeGrace
 	cancel  context.CancelFunc
@@ -73,11 +74,13 @@ func newJanitor() *janitor {
 // bounded by cleanupTry; a connection failure or an unknown outcome is
 // tried again with backoff, since every clean-up script is idempotent. key
 // names the Redis key the clean-up is for (see awaitCleanup); "" for none.
-// After Close it does nothing.
+// Once Close started, it still takes the clean-ups that calls and
+// clean-ups in flight schedule (a grant arriving late is released), until
+// closeGrace has passed; otherwise it does nothing.
 func (c *Client) later(key string, until time.Time, op func(ctx context.Context) error) {
 	j := c.jan
 	j.mu.Lock()
-	if j.closed {
+	if j.closed && (j.busy == 0 || j.ctx.Err() != nil) {
 		j.mu.Unlock()
 		return
 	}
@@ -89,10 +92,10 @@ func (c *Client) later(key string, until time.Time, op func(ctx context.Context)
 		}
 		f.n++
 	}
-	j.wg.Add(1)
+	j.enter()
 	j.mu.Unlock()
 	go func() {
-		defer j.wg.Done()
+		defer j.leave()
 		if key != "" {
 			defer func() {
 				j.mu.Lock()
@@ -154,7 +157,24 @@ func (c *Client) awaitCleanup(ctx context.Context, key string) error {
 	}
 }
 
-// close refuses new clean-ups, lets those in flight run for closeGrace,
+// enter counts one call or clean-up starting; j.mu is held.
+func (j *janitor) enter() {
+	j.busy++
+	j.wg.Add(1)
+}
+
+// leave counts one call or clean-up ending. busy drops before the
+// WaitGroup, so that while later sees busy > 0 the WaitGroup's count is
+// above zero and its Add may run beside close's Wait.
+func (j *janitor) leave() {
+	j.mu.Lock()
+	j.busy--
+	j.mu.Unlock()
+	j.wg.Done()
+}
+
+// close refuses new calls and new clean-ups but those that the ones in
+// flight schedule, lets those in flight run for closeGrace,
 // then cancels them and waits for them to return.
 func (j *janitor) close() {
 	j.mu.Lock()

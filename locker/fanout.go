@@ -164,10 +164,10 @@ func (j *janitor) track(cancel context.CancelFunc) (done func()) {
 		cancel()
 		return func() {}
 	}
-	j.wg.Add(1)
+	j.enter()
 	stop := context.AfterFunc(j.ctx, cancel)
 	return func() {
 		stop()
-		j.wg.Done()
+		j.leave()
 	}
 }

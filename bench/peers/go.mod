@@ -27,6 +27,8 @@ require (
 	github.com/scriptlock/scriptlock/drivers/goredis v0.0.0-00010101000000-000000000000 // indirect
 	github.com/scriptlock/scriptlock/drivers/redigo v0.0.0-00010101000000-000000000000 // indirect
 	github.com/scriptlock/scriptlock/drivers/rueidis v0.0.0-00010101000000-000000000000 // indirect
+	github.com/scriptlock/scriptlock/drivers/valkeygo v0.0.0-00010101000000-000000000000 // indirect
+	github.com/valkey-io/valkey-go v1.0.79 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/image v0.46.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
@@ -39,6 +41,7 @@ replace (
 	github.com/scriptlock/scriptlock/drivers/goredis => ../../drivers/goredis
 	github.com/scriptlock/scriptlock/drivers/redigo => ../../drivers/redigo
 	github.com/scriptlock/scriptlock/drivers/rueidis => ../../drivers/rueidis
+	github.com/scriptlock/scriptlock/drivers/valkeygo => ../../drivers/valkeygo
 )
 
 tool golang.org/x/perf/cmd/benchstat
