@@ -134,15 +134,11 @@ func isEmpty(v any) bool {
 	return reflect.DeepEqual(v, reflect.Zero(rv.Type()).Interface())
 }
 
-func callerHelper(t TestingT) {
+// Equal asserts that expected and actual are equal (ObjectsAreEqual).
+func Equal(t TestingT, expected, actual any, msgAndArgs ...any) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-}
-
-// Equal asserts that expected and actual are equal (ObjectsAreEqual).
-func Equal(t TestingT, expected, actual any, msgAndArgs ...any) bool {
-	callerHelper(t)
 	if !ObjectsAreEqual(expected, actual) {
 		return Fail(t, fmt.Sprintf("Not equal:\n\t       expected: %s\n\t       actual  : %s", format(expected), format(actual)), msgAndArgs...)
 	}
@@ -152,7 +148,9 @@ func Equal(t TestingT, expected, actual any, msgAndArgs ...any) bool {
 // EqualValues asserts that expected and actual are equal, or equal once
 // converted to the same type.
 func EqualValues(t TestingT, expected, actual any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if !ObjectsAreEqualValues(expected, actual) {
 		return Fail(t, fmt.Sprintf("Not equal:\n\t       expected: %s\n\t       actual  : %s", format(expected), format(actual)), msgAndArgs...)
 	}
@@ -161,7 +159,9 @@ func EqualValues(t TestingT, expected, actual any, msgAndArgs ...any) bool {
 
 // NotEqual asserts that expected and actual are not equal.
 func NotEqual(t TestingT, expected, actual any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if ObjectsAreEqual(expected, actual) {
 		return Fail(t, fmt.Sprintf("Should not be: %s", format(actual)), msgAndArgs...)
 	}
@@ -170,7 +170,9 @@ func NotEqual(t TestingT, expected, actual any, msgAndArgs ...any) bool {
 
 // Same asserts that two pointers point to the same object.
 func Same(t TestingT, expected, actual any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if !samePointers(expected, actual) {
 		return Fail(t, fmt.Sprintf("Not same:\n\t       expected: %p %s\n\t       actual  : %p %s", expected, format(expected), actual, format(actual)), msgAndArgs...)
 	}
@@ -179,7 +181,9 @@ func Same(t TestingT, expected, actual any, msgAndArgs ...any) bool {
 
 // NotSame asserts that two pointers do not point to the same object.
 func NotSame(t TestingT, expected, actual any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if samePointers(expected, actual) {
 		return Fail(t, fmt.Sprintf("Expected and actual point to the same object: %p %s", expected, format(expected)), msgAndArgs...)
 	}
@@ -196,7 +200,9 @@ func samePointers(a, b any) bool {
 
 // Nil asserts that object is nil.
 func Nil(t TestingT, object any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if !isNil(object) {
 		return Fail(t, "Expected nil, but got: "+format(object), msgAndArgs...)
 	}
@@ -205,7 +211,9 @@ func Nil(t TestingT, object any, msgAndArgs ...any) bool {
 
 // NotNil asserts that object is not nil.
 func NotNil(t TestingT, object any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if isNil(object) {
 		return Fail(t, "Expected value not to be nil.", msgAndArgs...)
 	}
@@ -214,7 +222,9 @@ func NotNil(t TestingT, object any, msgAndArgs ...any) bool {
 
 // True asserts that value is true.
 func True(t TestingT, value bool, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if !value {
 		return Fail(t, "Should be true", msgAndArgs...)
 	}
@@ -223,7 +233,9 @@ func True(t TestingT, value bool, msgAndArgs ...any) bool {
 
 // False asserts that value is false.
 func False(t TestingT, value bool, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if value {
 		return Fail(t, "Should be false", msgAndArgs...)
 	}
@@ -232,7 +244,9 @@ func False(t TestingT, value bool, msgAndArgs ...any) bool {
 
 // Empty asserts that object is empty: nil, zero, or of length zero.
 func Empty(t TestingT, object any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if !isEmpty(object) {
 		return Fail(t, "Should be empty, but was "+format(object), msgAndArgs...)
 	}
@@ -241,7 +255,9 @@ func Empty(t TestingT, object any, msgAndArgs ...any) bool {
 
 // NotEmpty asserts that object is not empty.
 func NotEmpty(t TestingT, object any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if isEmpty(object) {
 		return Fail(t, "Should NOT be empty, but was "+format(object), msgAndArgs...)
 	}
@@ -250,7 +266,9 @@ func NotEmpty(t TestingT, object any, msgAndArgs ...any) bool {
 
 // Zero asserts that i is the zero value of its type.
 func Zero(t TestingT, i any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if i != nil && !reflect.DeepEqual(i, reflect.Zero(reflect.TypeOf(i)).Interface()) {
 		return Fail(t, "Should be zero, but was "+format(i), msgAndArgs...)
 	}
@@ -259,7 +277,9 @@ func Zero(t TestingT, i any, msgAndArgs ...any) bool {
 
 // NotZero asserts that i is not the zero value of its type.
 func NotZero(t TestingT, i any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if i == nil || reflect.DeepEqual(i, reflect.Zero(reflect.TypeOf(i)).Interface()) {
 		return Fail(t, "Should not be zero, but was "+format(i), msgAndArgs...)
 	}
@@ -268,7 +288,9 @@ func NotZero(t TestingT, i any, msgAndArgs ...any) bool {
 
 // Len asserts that object has length length.
 func Len(t TestingT, object any, length int, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	n, ok := getLen(object)
 	if !ok {
 		return Fail(t, fmt.Sprintf("\"%v\" could not be applied builtin len()", object), msgAndArgs...)
@@ -323,7 +345,9 @@ func containsElement(list, element any) (ok, found bool) {
 // Contains asserts that s (a string, slice, array or map) contains
 // contains (a substring, an element, a key).
 func Contains(t TestingT, s, contains any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	ok, found := containsElement(s, contains)
 	if !ok {
 		return Fail(t, fmt.Sprintf("%s could not be applied builtin len()", format(s)), msgAndArgs...)
@@ -336,7 +360,9 @@ func Contains(t TestingT, s, contains any, msgAndArgs ...any) bool {
 
 // NotContains asserts that s does not contain contains.
 func NotContains(t TestingT, s, contains any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	ok, found := containsElement(s, contains)
 	if !ok {
 		return Fail(t, fmt.Sprintf("%s could not be applied builtin len()", format(s)), msgAndArgs...)
@@ -350,7 +376,9 @@ func NotContains(t TestingT, s, contains any, msgAndArgs ...any) bool {
 // Subset asserts that every element of subset is in list (for maps:
 // every key, with an equal value).
 func Subset(t TestingT, list, subset any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if subset == nil {
 		return true
 	}
@@ -383,7 +411,9 @@ func Subset(t TestingT, list, subset any, msgAndArgs ...any) bool {
 // ElementsMatch asserts that listA and listB hold the same elements, in
 // any order, with the same number of each.
 func ElementsMatch(t TestingT, listA, listB any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if isEmpty(listA) && isEmpty(listB) {
 		return true
 	}
@@ -422,7 +452,9 @@ func ElementsMatch(t TestingT, listA, listB any, msgAndArgs ...any) bool {
 
 // NoError asserts that err is nil.
 func NoError(t TestingT, err error, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if err != nil {
 		return Fail(t, fmt.Sprintf("Received unexpected error:\n\t       %+v", err), msgAndArgs...)
 	}
@@ -431,7 +463,9 @@ func NoError(t TestingT, err error, msgAndArgs ...any) bool {
 
 // Error asserts that err is not nil.
 func Error(t TestingT, err error, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if err == nil {
 		return Fail(t, "An error is expected but got nil.", msgAndArgs...)
 	}
@@ -440,7 +474,9 @@ func Error(t TestingT, err error, msgAndArgs ...any) bool {
 
 // ErrorIs asserts that errors.Is(err, target).
 func ErrorIs(t TestingT, err, target error, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if !errors.Is(err, target) {
 		return Fail(t, fmt.Sprintf("Target error should be in err chain:\n\t       expected: %v\n\t       in chain: %v", target, chain(err)), msgAndArgs...)
 	}
@@ -449,7 +485,9 @@ func ErrorIs(t TestingT, err, target error, msgAndArgs ...any) bool {
 
 // NotErrorIs asserts that !errors.Is(err, target).
 func NotErrorIs(t TestingT, err, target error, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if errors.Is(err, target) {
 		return Fail(t, fmt.Sprintf("Target error should not be in err chain:\n\t       found: %v\n\t       in chain: %v", target, chain(err)), msgAndArgs...)
 	}
@@ -469,7 +507,9 @@ func chain(err error) string {
 
 // ErrorAs asserts that errors.As(err, target).
 func ErrorAs(t TestingT, err error, target any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if !errors.As(err, target) {
 		return Fail(t, fmt.Sprintf("Should be in error chain:\n\t       expected: %s\n\t       in chain: %v", reflect.TypeOf(target).Elem(), chain(err)), msgAndArgs...)
 	}
@@ -479,7 +519,9 @@ func ErrorAs(t TestingT, err error, target any, msgAndArgs ...any) bool {
 // ErrorContains asserts that err is not nil and its message contains
 // contains.
 func ErrorContains(t TestingT, err error, contains string, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if err == nil {
 		return Fail(t, fmt.Sprintf("An error is expected but got nil. (expected it to contain %q)", contains), msgAndArgs...)
 	}
@@ -492,7 +534,9 @@ func ErrorContains(t TestingT, err error, contains string, msgAndArgs ...any) bo
 // Regexp asserts that str (formatted with fmt.Sprint) matches rx, a
 // *regexp.Regexp or a pattern string.
 func Regexp(t TestingT, rx, str any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	r, ok := rx.(*regexp.Regexp)
 	if !ok {
 		r = regexp.MustCompile(fmt.Sprint(rx))
@@ -505,7 +549,9 @@ func Regexp(t TestingT, rx, str any, msgAndArgs ...any) bool {
 
 // NotPanics asserts that f does not panic.
 func NotPanics(t TestingT, f func(), msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	var r any
 	panicked := true
 	func() {
@@ -522,7 +568,9 @@ func NotPanics(t TestingT, f func(), msgAndArgs ...any) bool {
 // Eventually asserts that condition returns true within waitFor, calling
 // it every tick.
 func Eventually(t TestingT, condition func() bool, waitFor, tick time.Duration, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	deadline := time.NewTimer(waitFor)
 	defer deadline.Stop()
 	ticker := time.NewTicker(tick)
@@ -585,7 +633,9 @@ func cmp3(less, greater bool) int {
 }
 
 func compareTwo(t TestingT, e1, e2 any, ok func(int) bool, rel string, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	c, comparable := compare(e1, e2)
 	if !comparable {
 		return Fail(t, fmt.Sprintf("cannot compare %s and %s (both must be of the same ordered type)", format(e1), format(e2)), msgAndArgs...)
@@ -598,31 +648,41 @@ func compareTwo(t TestingT, e1, e2 any, ok func(int) bool, rel string, msgAndArg
 
 // Greater asserts that e1 > e2.
 func Greater(t TestingT, e1, e2 any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	return compareTwo(t, e1, e2, func(c int) bool { return c > 0 }, "greater than", msgAndArgs...)
 }
 
 // GreaterOrEqual asserts that e1 >= e2.
 func GreaterOrEqual(t TestingT, e1, e2 any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	return compareTwo(t, e1, e2, func(c int) bool { return c >= 0 }, "greater than or equal to", msgAndArgs...)
 }
 
 // Less asserts that e1 < e2.
 func Less(t TestingT, e1, e2 any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	return compareTwo(t, e1, e2, func(c int) bool { return c < 0 }, "less than", msgAndArgs...)
 }
 
 // LessOrEqual asserts that e1 <= e2.
 func LessOrEqual(t TestingT, e1, e2 any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	return compareTwo(t, e1, e2, func(c int) bool { return c <= 0 }, "less than or equal to", msgAndArgs...)
 }
 
 // Positive asserts that e > 0.
 func Positive(t TestingT, e any, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if e == nil {
 		return Fail(t, "nil is not positive", msgAndArgs...)
 	}
@@ -644,7 +704,9 @@ func toFloat(x any) (float64, bool) {
 
 // InDelta asserts that |expected - actual| <= delta.
 func InDelta(t TestingT, expected, actual any, delta float64, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	af, aok := toFloat(expected)
 	bf, bok := toFloat(actual)
 	if !aok || !bok {
@@ -662,7 +724,9 @@ func InDelta(t TestingT, expected, actual any, delta float64, msgAndArgs ...any)
 // InEpsilon asserts that the relative error |expected - actual| / |expected|
 // is at most epsilon.
 func InEpsilon(t TestingT, expected, actual any, epsilon float64, msgAndArgs ...any) bool {
-	callerHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	af, aok := toFloat(expected)
 	bf, bok := toFloat(actual)
 	if !aok || !bok {
