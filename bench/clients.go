@@ -12,7 +12,7 @@ import (
 )
 
 // The client constructors below use the settings of the project's tests
-// (internal/testdrivers): a ctx deadline bounds socket I/O, pools of 128
+// (conformance/internal/testdrivers): a ctx deadline bounds socket I/O, pools of 128
 // connections, no client-side cache. rueidis and valkey-go (a fork of
 // rueidis, v1.0.79 both, with the same option code) get the same options:
 // the client-side cache off (DisableCache) and every other option at its

@@ -8,11 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/scriptlock/scriptlock/conformance"
+	"github.com/scriptlock/scriptlock/conformance/internal/testdrivers"
+	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
-	"github.com/scriptlock/scriptlock/internal/testdrivers"
 )
 
 // ownTests are the rule groups with a top-level test of their own, so that
@@ -141,12 +140,12 @@ func TestMain(m *testing.M) {
 	if !given {
 		_ = flag.Set("test.parallel", "64")
 	}
-	goleak.VerifyTestMain(verdictM{m},
+	leak.VerifyTestMain(verdictM{m},
 		// rueidis v1.0.79's cluster client leaves a 5 s sleep behind after
 		// a slot refresh, even after Close (upstream; it ends by itself).
-		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
+		leak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
 		// valkey-go, a fork of rueidis, does the same.
-		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2"),
+		leak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2"),
 	)
 }
 

@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/scriptlock/scriptlock/conformance"
+	"github.com/scriptlock/scriptlock/conformance/internal/testdrivers"
+	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
-	"github.com/scriptlock/scriptlock/internal/testdrivers"
+	"github.com/scriptlock/scriptlock/internal/require"
 )
 
 // guestRules are the rules that change a server's settings (CONFIG SET,

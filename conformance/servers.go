@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/scriptlock/scriptlock/internal/require"
 )
 
 // ACLCommandsPlainPubSub is [ACLCommands] for a server without sharded

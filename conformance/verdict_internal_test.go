@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/scriptlock/scriptlock/internal/assert"
 )
 
 // TestVerdictTable checks the verdict's shape: a header per column with

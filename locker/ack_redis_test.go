@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/scriptlock/scriptlock/drivers/goredis"
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -61,7 +59,7 @@ func (f *fakeAck) saw(name string) bool {
 func TestAckRedis(t *testing.T) {
 	e := newRedisEnv(t)
 	plain := e.client(nil)
-	f := &fakeAck{plainScripter: plainScripter{goredis.New(e.rdb)}}
+	f := &fakeAck{plainScripter: plainScripter{e.rdb}}
 	ack := clientOn(t, f, &locker.Options{Prefix: e.prefix, Ack: &locker.Ack{Replicas: 1, Timeout: 10 * time.Millisecond}})
 
 	// A grant no replica acknowledged is undone.

@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
-
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/leak"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -30,7 +29,7 @@ func abandonAfterUnknown(t *testing.T, c *locker.Client, f *fakeScripter) {
 }
 
 func TestCleanupRetriesTransient(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	c, f := newClient(t, nil)
 	var tries atomic.Int32
 	f.handle(func(context.Context, call) (any, error) {
@@ -47,7 +46,7 @@ func TestCleanupRetriesTransient(t *testing.T) {
 }
 
 func TestCleanupRetriesUnknown(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	c, f := newClient(t, nil)
 	var tries atomic.Int32
 	var deadline atomic.Bool
@@ -67,7 +66,7 @@ func TestCleanupRetriesUnknown(t *testing.T) {
 }
 
 func TestCleanupStopsOnAnswer(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	c, f := newClient(t, nil)
 	f.fail(errAnswered, "abandon")
 	abandonAfterUnknown(t, c, f)
@@ -76,7 +75,7 @@ func TestCleanupStopsOnAnswer(t *testing.T) {
 }
 
 func TestCleanupRunsAfterCallerCtx(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	c, f := newClient(t, nil)
 	var cleanupCtxErr atomic.Value
 	f.handle(func(ctx context.Context, _ call) (any, error) {
@@ -95,7 +94,7 @@ func TestCleanupRunsAfterCallerCtx(t *testing.T) {
 // TestCloseWaitsForCleanup checks that Close returns only after a clean-up
 // in flight has ended, when it ends within Close's grace.
 func TestCloseWaitsForCleanup(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	c, f := newClient(t, nil)
 	started, proceed := make(chan struct{}), make(chan struct{})
 	var startOnce sync.Once
@@ -133,7 +132,7 @@ func TestCloseWaitsForCleanup(t *testing.T) {
 // clean-up that does not end: after its grace it cancels it, and no
 // goroutine is left.
 func TestCloseCancelsCleanupAfterGrace(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	c, f := newClient(t, nil)
 	var (
 		mu   sync.Mutex
@@ -159,7 +158,7 @@ func TestCloseCancelsCleanupAfterGrace(t *testing.T) {
 // TestNoCleanupAfterClose checks that a call whose outcome is unknown after
 // Close (Unlock is the one call allowed) starts no clean-up.
 func TestNoCleanupAfterClose(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	c, f := newClient(t, nil)
 	l, err := newMutex(t, c, "n", time.Second, nil).TryLock(testCtx(t))
 	require.NoError(t, err)
@@ -174,7 +173,7 @@ func TestNoCleanupAfterClose(t *testing.T) {
 // clean-up of an earlier Claim of it on the same Client, bounded by its
 // context, and that other keys do not wait.
 func TestClaimAwaitsCleanup(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	c, f := newClient(t, nil)
 	started, proceed := make(chan struct{}), make(chan struct{})
 	var startOnce sync.Once

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/scriptlock/scriptlock/internal/require"
 )
 
 // TestStandardLibraryOnly keeps the core free of client dependencies: its

@@ -13,10 +13,10 @@ import (
 // redisAddr is the standalone redis-server TestMain starts.
 var redisAddr string
 
-// TestMain starts the redis-server of this test binary: the runnable
-// examples (through REDIS_ADDR: see setupExamples, which also starts the
-// quorum example's three) and the tests of the scripts (*_redis_test.go,
-// each with a key prefix of its own) use it. A missing redis-server fails
+// TestMain starts the redis-server of this test binary: the tests of the
+// scripts (*_redis_test.go, each with a key prefix of its own) use it,
+// through internal/resptest (the runnable examples, which need a real
+// driver, are in drivers/goredis). A missing redis-server fails
 // the run with a message that names the fix.
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -27,16 +27,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	redisAddr = srv.Addr
-	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
-	stopExamples, err := setupExamples(ctx, srv.Addr)
-	cancel()
-	if err != nil {
-		stop()
-		fmt.Fprintln(os.Stderr, "locker tests: starting the examples' redis-servers:", err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	stopExamples()
 	stop()
 	os.Exit(code)
 }

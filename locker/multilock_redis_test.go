@@ -5,10 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -71,25 +69,25 @@ func TestMultiLockRedisFIFOExpiredHead(t *testing.T) {
 	k := c.Key("q")
 	nowMS := e.micros() / 1000
 	entry := func(exp int64) string { return strconv.FormatInt(exp, 10) + ":10000:" }
-	require.NoError(t, e.rdb.ZAdd(e.ctx, k+":q", redis.Z{Score: 1, Member: "dead"}, redis.Z{Score: 2, Member: "live"}).Err())
-	require.NoError(t, e.rdb.HSet(e.ctx, k+":qx", "#", 2, "dead", entry(nowMS-1000), "live", entry(nowMS+60000)).Err())
-	require.NoError(t, e.rdb.PExpire(e.ctx, k+":q", time.Minute).Err())
-	require.NoError(t, e.rdb.PExpire(e.ctx, k+":qx", time.Minute).Err())
+	e.do("ZADD", k+":q", 1, "dead", 2, "live")
+	e.do("HSET", k+":qx", "#", 2, "dead", entry(nowMS-1000), "live", entry(nowMS+60000))
+	e.do("PEXPIRE", k+":q", time.Minute.Milliseconds())
+	e.do("PEXPIRE", k+":qx", time.Minute.Milliseconds())
 
 	ml, err := c.NewMultiLock([]string{"q", "r"}, 10*time.Second, nil)
 	require.NoError(t, err)
 	_, err = ml.TryLock(e.ctx)
 	require.ErrorIs(t, err, locker.ErrNotObtained, "MultiLock.TryLock with a live waiter behind an expired head")
-	assert.Equal(t, []string{"dead", "live"}, e.rdb.ZRange(e.ctx, k+":q", 0, -1).Val(), "the MultiLock leaves the queue as it is")
+	assert.Equal(t, []string{"dead", "live"}, e.strs(e.do("ZRANGE", k+":q", 0, -1)), "the MultiLock leaves the queue as it is")
 	_, err = newMutex(t, c, "q", time.Second, nil).TryLock(e.ctx)
 	require.ErrorIs(t, err, locker.ErrNotObtained, "Mutex.TryLock in the same state")
-	assert.Equal(t, []string{"live"}, e.rdb.ZRange(e.ctx, k+":q", 0, -1).Val(), "the Mutex drops the expired head")
+	assert.Equal(t, []string{"live"}, e.strs(e.do("ZRANGE", k+":q", 0, -1)), "the Mutex drops the expired head")
 
 	// The live waiter's entry expires too: nobody goes first. The first
 	// attempt may have been granted "r" (its own slot) and is releasing it
 	// in the background: wait for that, as a refused attempt promises.
-	require.NoError(t, e.rdb.HSet(e.ctx, k+":qx", "live", entry(nowMS-1)).Err())
-	require.Eventually(t, func() bool { return e.rdb.Exists(e.ctx, c.Key("r")).Val() == 0 }, 5*time.Second, time.Millisecond,
+	e.do("HSET", k+":qx", "live", entry(nowMS-1))
+	require.Eventually(t, func() bool { return e.do("EXISTS", c.Key("r")) == int64(0) }, 5*time.Second, time.Millisecond,
 		"the first attempt's grant of r, if any, is released in the background")
 	l, err := ml.TryLock(e.ctx)
 	require.NoError(t, err, "MultiLock.TryLock with only expired waiters queued")

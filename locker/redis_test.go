@@ -7,17 +7,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/require"
-
-	"github.com/scriptlock/scriptlock/drivers/goredis"
+	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/scriptlock/scriptlock/internal/resptest"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -25,26 +22,28 @@ import (
 type redisEnv struct {
 	t      *testing.T
 	ctx    context.Context
-	rdb    *redis.Client
+	rdb    *resptest.Client
 	prefix string
 }
 
-// newRedisEnv returns a go-redis client on the test server and a fresh
-// key prefix.
+// newRedisEnv returns a client on the test server (the core module's
+// stdlib RESP client: it requires no third-party module) and a fresh key
+// prefix.
 func newRedisEnv(t *testing.T) *redisEnv {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: true})
+	rdb := resptest.New(redisAddr)
 	t.Cleanup(func() { _ = rdb.Close() })
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return &redisEnv{t: t, ctx: testCtx(t), rdb: rdb, prefix: "lockertest:" + hex.EncodeToString(b[:]) + ":"}
 }
 
-// client returns a Client with the env's prefix on the go-redis driver
-// (without its Subscriber, so waits poll) wrapped by wrap, if not nil.
+// client returns a Client with the env's prefix on the test client (a
+// Scripter without a Subscriber, so waits poll) wrapped by wrap, if not
+// nil.
 func (e *redisEnv) client(wrap func(locker.Scripter) locker.Scripter) *locker.Client {
 	e.t.Helper()
-	var s locker.Scripter = plainScripter{goredis.New(e.rdb)}
+	var s locker.Scripter = plainScripter{e.rdb}
 	if wrap != nil {
 		s = wrap(s)
 	}
@@ -56,9 +55,31 @@ func (e *redisEnv) eval(name string, keys []string, args ...any) any {
 	e.t.Helper()
 	s, ok := luaScripts[name]
 	require.True(e.t, ok, "no script %s", name)
-	r, err := e.rdb.Eval(e.ctx, s.src, keys, args...).Result()
+	cmd := append([]any{"EVAL", s.src, len(keys)}, anys(keys)...)
+	r, err := e.rdb.Do(e.ctx, append(cmd, args...)...)
 	require.NoError(e.t, err, "%s keys=%q args=%v", name, keys, args)
 	return r
+}
+
+// do runs a command on the server and returns its reply.
+func (e *redisEnv) do(args ...any) any {
+	e.t.Helper()
+	r, err := e.rdb.Do(e.ctx, args...)
+	require.NoError(e.t, err, "%v", args)
+	return r
+}
+
+// strs turns an array reply of strings into a []string.
+func (e *redisEnv) strs(r any) []string {
+	e.t.Helper()
+	a, ok := r.([]any)
+	require.True(e.t, ok, "reply %#v is not an array", r)
+	out := make([]string, len(a))
+	for i, v := range a {
+		out[i], ok = v.(string)
+		require.True(e.t, ok, "reply %#v is not an array of strings", r)
+	}
+	return out
 }
 
 // ints turns a script's array reply into int64s.
@@ -77,48 +98,71 @@ func (e *redisEnv) ints(r any) []int64 {
 // hash returns the fields of a hash ({} when the key does not exist).
 func (e *redisEnv) hash(key string) map[string]string {
 	e.t.Helper()
-	m, err := e.rdb.HGetAll(e.ctx, key).Result()
-	require.NoError(e.t, err)
+	kv := e.strs(e.do("HGETALL", key))
+	m := make(map[string]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
 	return m
 }
 
 // get returns a string key's value, "" when it does not exist.
 func (e *redisEnv) get(key string) string {
 	e.t.Helper()
-	v, err := e.rdb.Get(e.ctx, key).Result()
-	if errors.Is(err, redis.Nil) {
-		return ""
-	}
-	require.NoError(e.t, err)
+	v, _ := e.do("GET", key).(string) // nil: no key
 	return v
+}
+
+// zrange returns the members of a sorted set, lowest score first.
+func (e *redisEnv) zrange(key string) []string {
+	e.t.Helper()
+	return e.strs(e.do("ZRANGE", key, 0, -1))
+}
+
+// zscore returns a sorted set member's score, and whether it is there.
+func (e *redisEnv) zscore(key, member string) (float64, bool) {
+	e.t.Helper()
+	r := e.do("ZSCORE", key, member)
+	if r == nil {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(r.(string), 64)
+	require.NoError(e.t, err, "ZSCORE reply %q", r)
+	return f, true
 }
 
 // pttl returns a key's remaining time to live (negative: none, or no key).
 func (e *redisEnv) pttl(key string) time.Duration {
 	e.t.Helper()
-	d, err := e.rdb.PTTL(e.ctx, key).Result()
-	require.NoError(e.t, err)
-	return d
+	ms, ok := e.do("PTTL", key).(int64)
+	require.True(e.t, ok, "PTTL reply")
+	if ms < 0 {
+		return time.Duration(ms) // -1 no TTL, -2 no key
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // keys returns every key under the env's prefix.
 func (e *redisEnv) keys() []string {
 	e.t.Helper()
 	var out []string
-	iter := e.rdb.Scan(e.ctx, 0, e.prefix+"*", 1000).Iterator()
-	for iter.Next(e.ctx) {
-		out = append(out, iter.Val())
+	for cursor := "0"; ; {
+		r, ok := e.do("SCAN", cursor, "MATCH", e.prefix+"*", "COUNT", 1000).([]any)
+		require.True(e.t, ok && len(r) == 2, "SCAN reply %#v", r)
+		cursor, _ = r[0].(string)
+		out = append(out, e.strs(r[1])...)
+		if cursor == "0" {
+			return out
+		}
 	}
-	require.NoError(e.t, iter.Err())
-	return out
 }
 
 // micros returns the server's clock in microseconds.
 func (e *redisEnv) micros() int64 {
 	e.t.Helper()
-	now, err := e.rdb.Time(e.ctx).Result()
-	require.NoError(e.t, err)
-	return now.UnixMicro()
+	tm := e.strs(e.do("TIME"))
+	require.Len(e.t, tm, 2, "TIME reply")
+	return e.num(tm[0])*1_000_000 + e.num(tm[1])
 }
 
 // num parses a decimal integer.
@@ -133,24 +177,21 @@ func (e *redisEnv) num(s string) int64 {
 type wakeCounter struct {
 	e       *redisEnv
 	channel string
-	msgs    <-chan *redis.Message
+	msgs    <-chan resptest.Message
 	plain   bool // SUBSCRIBE/PUBLISH: the server has no sharded pub/sub
 }
 
 // subscribe subscribes to the wake channel of name.
 func (e *redisEnv) subscribe(channel string) *wakeCounter {
 	e.t.Helper()
-	ps := e.rdb.SSubscribe(e.ctx, channel)
-	_, err := ps.Receive(e.ctx) // the subscription's confirmation
+	ps, err := e.rdb.Subscribe(e.ctx, "SSUBSCRIBE", channel) // waits for the confirmation
 	plain := err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command")
 	if plain { // a server without sharded pub/sub (Redis 6.2): the scripts PUBLISH
-		_ = ps.Close()
-		ps = e.rdb.Subscribe(e.ctx, channel)
-		_, err = ps.Receive(e.ctx)
+		ps, err = e.rdb.Subscribe(e.ctx, "SUBSCRIBE", channel)
 	}
-	e.t.Cleanup(func() { _ = ps.Close() })
 	require.NoError(e.t, err)
-	return &wakeCounter{e: e, channel: channel, msgs: ps.Channel(), plain: plain}
+	e.t.Cleanup(func() { _ = ps.Close() })
+	return &wakeCounter{e: e, channel: channel, msgs: ps.Messages(), plain: plain}
 }
 
 // published returns how many wake-ups op sent: the messages before a
@@ -160,9 +201,9 @@ func (w *wakeCounter) published(op func()) int {
 	t.Helper()
 	op()
 	if w.plain {
-		require.NoError(t, w.e.rdb.Publish(w.e.ctx, w.channel, "mark").Err())
+		w.e.do("PUBLISH", w.channel, "mark")
 	} else {
-		require.NoError(t, w.e.rdb.SPublish(w.e.ctx, w.channel, "mark").Err())
+		w.e.do("SPUBLISH", w.channel, "mark")
 	}
 	n := 0
 	for {

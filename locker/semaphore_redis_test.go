@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -158,7 +156,7 @@ func TestSemaphoreRedisSetPermitsUnknown(t *testing.T) {
 		assert.Equal(t, late[0].args, h.args, "every try of one SetPermits carries its call id")
 	}
 	require.NoError(t, s.SetPermits(e.ctx, 2), "waits for the clean-up, then stores 2")
-	r, err := e.rdb.EvalSha(e.ctx, late[0].sha, late[0].keys, late[0].args).Result()
+	r, err := e.rdb.EvalSha(e.ctx, late[0].sha, late[0].keys, late[0].args)
 	require.NoError(t, err)
 	assert.Equal(t, int64(-1), r, "the late call is refused: it was abandoned")
 	assert.True(t, limitIs(t, e.ctx, probe, 2), "the limit stays 2")
@@ -187,7 +185,7 @@ func TestSemaphoreRedisSetPermitsUnknown(t *testing.T) {
 	}
 	require.Error(t, s.SetPermits(e.ctx, 3))
 	require.NoError(t, s.SetPermits(e.ctx, 0), "waits for the clean-up")
-	r, err = e.rdb.EvalSha(e.ctx, late[0].sha, late[0].keys, late[0].args).Result()
+	r, err = e.rdb.EvalSha(e.ctx, late[0].sha, late[0].keys, late[0].args)
 	require.NoError(t, err)
 	assert.Equal(t, int64(-1), r, "the late call is refused")
 	assert.True(t, limitIs(t, e.ctx, probe, 5), "each client's own limit (5)")
@@ -256,8 +254,7 @@ func TestSemaphoreRedisFIFO(t *testing.T) {
 	for k := range e.hash(c.Key("f") + ":sem") {
 		assert.False(t, strings.HasPrefix(k, "h:") || strings.HasPrefix(k, "q:"), "field %q left: nothing may be queued or held", k)
 	}
-	q, err := e.rdb.ZRangeArgs(e.ctx, redis.ZRangeArgs{Key: c.Key("f") + ":semz", Start: "-inf", Stop: "(0", ByScore: true}).Result()
-	require.NoError(t, err)
+	q := e.strs(e.do("ZRANGE", c.Key("f")+":semz", "-inf", "(0", "BYSCORE"))
 	assert.Empty(t, q, "nobody queued")
 }
 

@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/scriptlock/scriptlock/drivers/goredis"
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -61,7 +59,7 @@ func TestSlogObserver(t *testing.T) {
 	e := newRedisEnv(t)
 	var buf syncBuffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c := clientOn(t, plainScripter{goredis.New(e.rdb)}, &locker.Options{
+	c := clientOn(t, plainScripter{e.rdb}, &locker.Options{
 		Prefix: e.prefix, MinRetryDelay: time.Millisecond, MaxRetryDelay: 5 * time.Millisecond,
 		Observer: locker.SlogObserver(logger),
 	})

@@ -5,13 +5,12 @@ go 1.26.0
 require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/scriptlock/scriptlock v0.0.0
-	github.com/stretchr/testify v1.12.1
+	github.com/scriptlock/scriptlock/drivers/goredis v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
-	go.uber.org/goleak v1.3.0
 )
 
 require (
@@ -22,8 +21,10 @@ require (
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
 
-replace github.com/scriptlock/scriptlock => ../
+replace (
+	github.com/scriptlock/scriptlock => ../
+	github.com/scriptlock/scriptlock/drivers/goredis => ../drivers/goredis
+)

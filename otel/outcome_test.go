@@ -9,8 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
+	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/locker"
 )
 

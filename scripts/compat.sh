@@ -70,10 +70,10 @@ if [[ ${#servers[@]} -eq 0 ]]; then
 	exit 1
 fi
 
-# The drivers the suite's own tests run (internal/testdrivers).
-mapfile -t drivers < <(grep -oE 'Name: *"[a-z0-9]+"' internal/testdrivers/testdrivers.go | sed -E 's/.*"(.*)"/\1/')
+# The drivers the suite's own tests run (conformance/internal/testdrivers).
+mapfile -t drivers < <(grep -oE 'Name: *"[a-z0-9]+"' conformance/internal/testdrivers/testdrivers.go | sed -E 's/.*"(.*)"/\1/')
 if [[ ${#drivers[@]} -eq 0 ]]; then
-	echo "compat.sh: found no driver names in internal/testdrivers/testdrivers.go" >&2
+	echo "compat.sh: found no driver names in conformance/internal/testdrivers/testdrivers.go" >&2
 	exit 1
 fi
 

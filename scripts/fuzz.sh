@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# fuzz.sh — runs every Fuzz target of the module (every `func FuzzXxx(f
-# *testing.F)` in a _test.go file of a package under ./...; nested modules
-# such as bench/peers are not part of ./...) for FUZZTIME each, one after the
+# fuzz.sh — runs every Fuzz target of the workspace (every `func FuzzXxx(f
+# *testing.F)` in a _test.go file of a package of any module go.work
+# lists: see every_package in scripts/lib.sh) for FUZZTIME each, one after the
 # other, and fails if any target fails. A failing input is saved by go test
 # under the package's testdata/fuzz/<target>/, where it then runs as a
 # regression case in plain `go test`.
@@ -13,6 +13,7 @@
 # be on PATH (scripts/test.sh installs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 fuzztime="${FUZZTIME:-10s}"
 log=$(mktemp)
@@ -23,7 +24,7 @@ fuzz_once() {
 	go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" "$2" </dev/null 2>&1 | tee "$log"
 	return "${PIPESTATUS[0]}"
 }
-module=$(go list -m)
+module=github.com/scriptlock/scriptlock # the core; every module's path starts with it
 failed=()
 ran=0
 
@@ -53,7 +54,7 @@ while IFS=' ' read -r pkg dir; do
 			((ok)) || failed+=("${rel} ${target}")
 		fi
 	done
-done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)
+done < <(go list -f '{{.ImportPath}} {{.Dir}}' "$every_package")
 
 if ((ran == 0)); then
 	echo "fuzz.sh: no Fuzz targets found" >&2

@@ -1,4 +1,12 @@
-# lib.sh — shared by test.sh and bench.sh; source it, do not run it.
+# lib.sh — shared by test.sh, fuzz.sh and bench.sh; source it, do not run it.
+
+# every_package is the pattern of every package of every module of the
+# workspace (go.work at the root: the core, each driver, conformance,
+# bench, bench/peers, cmd/scriptlock, otel, internal/miniredistest). ./...
+# does not do it: at the root it stops at every nested go.mod, so it
+# matches only the core module's packages, while an import-path pattern
+# matches the packages of every workspace module.
+every_package=github.com/scriptlock/scriptlock/...
 
 # ensure_redis makes sure redis-server and redis-cli are on PATH, installing
 # Debian's redis-server and redis-tools with apt-get when they are missing

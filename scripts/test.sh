@@ -5,7 +5,12 @@
 # start themselves, and a short run of every fuzz target.
 #
 #   scripts/test.sh            # everything
-#   scripts/test.sh ./locker   # extra arguments replace ./... (and skip fuzzing)
+#   scripts/test.sh ./locker   # extra arguments replace every module's packages
+#                              # (and skip fuzzing)
+#
+# It covers every module of the workspace (go.work): the core, each driver,
+# conformance, bench, bench/peers, cmd/scriptlock, otel and
+# internal/miniredistest (see every_package in scripts/lib.sh).
 #   SCRIPTLOCK_FUZZ=0 scripts/test.sh   # no fuzz run
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,26 +30,19 @@ if [[ -n "$unformatted" ]]; then
 	exit 1
 fi
 
-echo "== go vet ./..."
-go vet ./...
+echo "== go vet (every module)"
+go vet "$every_package"
 
 if [[ "${SCRIPTLOCK_STATICCHECK:-1}" == 1 ]]; then
-	echo "== staticcheck ./..."
-	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || {
+	echo "== staticcheck (every module)"
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 "$every_package" || {
 		echo "staticcheck failed (set SCRIPTLOCK_STATICCHECK=0 to skip it offline)" >&2
 		exit 1
 	}
 fi
 
-echo "== go test -race -count=1 ${*:-./...}"
-go test -race -count=1 -timeout 20m "${@:-./...}"
-
-# otel/ is its own module (the core never imports OpenTelemetry): ./...
-# above does not reach it.
-if [[ $# -eq 0 ]]; then
-	echo "== otel: go vet ./... && go test -race -count=1 ./..."
-	(cd otel && go vet ./... && go test -race -count=1 -timeout 5m ./...)
-fi
+echo "== go test -race -count=1 ${*:-(every module)}"
+go test -race -count=1 -timeout 20m "${@:-$every_package}"
 
 if [[ $# -eq 0 && "${SCRIPTLOCK_FUZZ:-1}" == 1 ]]; then
 	echo "== scripts/fuzz.sh (FUZZTIME=${FUZZTIME:-10s} per target)"

@@ -3,17 +3,16 @@ package peers_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/scriptlock/scriptlock/bench"
 	"github.com/scriptlock/scriptlock/bench/peers"
+	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
 
 // TestMain fails the run when a scenario or a client leaves a goroutine
 // behind once every test, benchmark and cleanup has finished.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	leak.VerifyTestMain(m)
 }
 
 // BenchmarkLock runs every peer row against the redis-server named by

@@ -15,18 +15,18 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/scriptlock/scriptlock/drivers/goredis"
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(quiet{})
-	goleak.VerifyTestMain(m)
+	leak.VerifyTestMain(m)
 }
 
 // deployment is one Redis deployment under test: the CLI's connection

@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
 
-// redisAddr is the redis-server TestMain starts for the runnable example.
+// redisAddr is the redis-server TestMain starts for the runnable examples.
 var redisAddr string
 
+// TestMain starts the redis-server of the examples, and the three more of
+// the quorum example (see setupExamples).
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	srv, stop, err := redisserver.Launch(ctx)
@@ -22,7 +25,41 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	redisAddr = srv.Addr
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	stopExamples, err := setupExamples(ctx, srv.Addr)
+	cancel()
+	if err != nil {
+		stop()
+		fmt.Fprintln(os.Stderr, "goredis examples: starting the quorum example's redis-servers:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	stopExamples()
 	stop()
 	os.Exit(code)
+}
+
+// setupExamples points the examples at servers of this test binary:
+// REDIS_ADDR at addr, TestMain's server, and REDIS_QUORUM_ADDRS at three
+// more (redisserver.Launch: the one SCRIPTLOCK_REDIS_ADDR names, if set).
+// It returns what stops them.
+func setupExamples(ctx context.Context, addr string) (stop func(), err error) {
+	var addrs []string
+	var stops []func()
+	stop = func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	for range 3 {
+		srv, s, err := redisserver.Launch(ctx)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		addrs, stops = append(addrs, srv.Addr), append(stops, s)
+	}
+	os.Setenv("REDIS_ADDR", addr)
+	os.Setenv("REDIS_QUORUM_ADDRS", strings.Join(addrs, ","))
+	return stop, nil
 }

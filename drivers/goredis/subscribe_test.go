@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/scriptlock/scriptlock/drivers/goredis"
+	"github.com/scriptlock/scriptlock/internal/leak"
+	"github.com/scriptlock/scriptlock/internal/require"
 )
 
 // TestSubscribe checks fan-out, unsubscribe and clean-up of Subscribe on
@@ -21,7 +21,7 @@ func TestSubscribe(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	require.NoError(t, rdb.Ping(ctx).Err())
-	leaks := goleak.IgnoreCurrent()
+	leaks := leak.IgnoreCurrent()
 	s := goredis.New(rdb)
 
 	var a1, a2, b atomic.Int64
@@ -55,7 +55,7 @@ func TestSubscribe(t *testing.T) {
 	unB()
 	publish("sub{b}:wake")
 	require.Equal(t, int64(1), b.Load(), "b after its unsubscribe")
-	goleak.VerifyNone(t, leaks)
+	leak.VerifyNone(t, leaks)
 }
 
 // publishScript publishes as the lock scripts do: SPUBLISH, or PUBLISH on

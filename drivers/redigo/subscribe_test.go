@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/scriptlock/scriptlock/drivers/redigo"
+	"github.com/scriptlock/scriptlock/internal/leak"
+	"github.com/scriptlock/scriptlock/internal/require"
 )
 
 // TestSubscribe checks fan-out, unsubscribe and clean-up of Subscribe on
@@ -25,7 +25,7 @@ func TestSubscribe(t *testing.T) {
 		},
 	}
 	defer pool.Close()
-	leaks := goleak.IgnoreCurrent()
+	leaks := leak.IgnoreCurrent()
 	s := redigo.New(pool)
 
 	var a1, a2, b atomic.Int64
@@ -59,7 +59,7 @@ func TestSubscribe(t *testing.T) {
 	unB()
 	publish("sub{b}:wake")
 	require.Equal(t, int64(1), b.Load(), "b after its unsubscribe")
-	goleak.VerifyNone(t, leaks)
+	leak.VerifyNone(t, leaks)
 }
 
 // publishScript publishes as the lock scripts do: SPUBLISH, or PUBLISH on

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	rueidisdriver "github.com/scriptlock/scriptlock/drivers/rueidis"
+	"github.com/scriptlock/scriptlock/internal/leak"
+	"github.com/scriptlock/scriptlock/internal/require"
 )
 
 // TestSubscribe checks fan-out, unsubscribe and clean-up of Subscribe on
@@ -23,9 +23,9 @@ func TestSubscribe(t *testing.T) {
 	defer client.Close()
 	// rueidis starts its connection's goroutines on first pub/sub use; they
 	// belong to the client, not to the driver.
-	leaks := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*pipe)._backgroundRead"),
-		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*pipe)._backgroundWrite")}
+	leaks := []leak.Option{leak.IgnoreCurrent(),
+		leak.IgnoreAnyFunction("github.com/redis/rueidis.(*pipe)._backgroundRead"),
+		leak.IgnoreAnyFunction("github.com/redis/rueidis.(*pipe)._backgroundWrite")}
 	s := rueidisdriver.New(client)
 
 	var a1, a2, b atomic.Int64
@@ -59,7 +59,7 @@ func TestSubscribe(t *testing.T) {
 	unB()
 	publish("sub{b}:wake")
 	require.Equal(t, int64(1), b.Load(), "b after its unsubscribe")
-	goleak.VerifyNone(t, leaks...)
+	leak.VerifyNone(t, leaks...)
 }
 
 // publishScript publishes as the lock scripts do: SPUBLISH, or PUBLISH on

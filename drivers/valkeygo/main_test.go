@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
 
@@ -33,7 +32,7 @@ func TestMain(m *testing.M) {
 	if code == 0 {
 		// valkey-go v1.0.79's cluster client leaves a 5 s sleep behind
 		// after a slot refresh, even after Close (it ends by itself).
-		if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2")); err != nil {
+		if err := leak.Find(leak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2")); err != nil {
 			fmt.Fprintln(os.Stderr, "valkeygo: goroutines left after the tests:", err)
 			code = 1
 		}

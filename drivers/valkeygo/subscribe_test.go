@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
-	"go.uber.org/goleak"
 
 	"github.com/scriptlock/scriptlock/drivers/valkeygo"
+	"github.com/scriptlock/scriptlock/internal/leak"
+	"github.com/scriptlock/scriptlock/internal/require"
 )
 
 // TestSubscribe checks fan-out, unsubscribe and clean-up of Subscribe on
@@ -23,9 +23,9 @@ func TestSubscribe(t *testing.T) {
 	defer client.Close()
 	// valkey-go starts its connection's goroutines on first pub/sub use; they
 	// belong to the client, not to the driver.
-	leaks := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*pipe)._backgroundRead"),
-		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*pipe)._backgroundWrite")}
+	leaks := []leak.Option{leak.IgnoreCurrent(),
+		leak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*pipe)._backgroundRead"),
+		leak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*pipe)._backgroundWrite")}
 	s := valkeygo.New(client)
 
 	var a1, a2, b atomic.Int64
@@ -59,7 +59,7 @@ func TestSubscribe(t *testing.T) {
 	unB()
 	publish("sub{b}:wake")
 	require.Equal(t, int64(1), b.Load(), "b after its unsubscribe")
-	goleak.VerifyNone(t, leaks...)
+	leak.VerifyNone(t, leaks...)
 }
 
 // publishScript publishes as the lock scripts do: SPUBLISH, or PUBLISH on

@@ -158,7 +158,7 @@ func parse(server string, r io.Reader) (*run, error) {
 	}
 	if res.pkgFail != "" {
 		for _, l := range pkgOut {
-			if strings.HasPrefix(l, "panic:") || strings.Contains(l, "goleak") || strings.Contains(l, "build failed") || strings.Contains(l, "setup failed") {
+			if strings.HasPrefix(l, "panic:") || strings.Contains(l, "goleak") || strings.HasPrefix(l, "leak: ") || strings.Contains(l, "build failed") || strings.Contains(l, "setup failed") {
 				res.pkgFail += ": " + strings.TrimSpace(l)
 				break
 			}

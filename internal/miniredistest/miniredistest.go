@@ -24,10 +24,10 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/leak"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -36,7 +36,7 @@ import (
 // and runs every operation as a subtest. It fails t if a goroutine of the
 // driver or the core outlives the run.
 func Run(t *testing.T, connect func(addr string) (s locker.Scripter, close func())) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	mr := miniredis.NewMiniRedis()
 	require.NoError(t, mr.Start())
 	defer mr.Close()

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/require"
 )
 
 // block is one ```go block of the README.
@@ -153,7 +153,15 @@ func compile(t *testing.T, md string, blocks []block) (string, error) {
 	require.NoError(t, err)
 	ofile := filepath.Join(tmp, "overlay.json")
 	require.NoError(t, os.WriteFile(ofile, o, 0o644))
-	out, err := exec.Command(goTool(t), append([]string{"build", "-overlay", ofile}, pkgs...)...).CombinedOutput()
+	// The blocks import the drivers, miniredis and OpenTelemetry, which
+	// the core module (this package's) does not require: they build in
+	// the repository's workspace (go.work), where every module's
+	// requirements are known, even when the test runs with GOWORK=off.
+	work, err := filepath.Abs(filepath.Join(root, "go.work"))
+	require.NoError(t, err)
+	cmd := exec.Command(goTool(t), append([]string{"build", "-overlay", ofile}, pkgs...)...)
+	cmd.Env = append(os.Environ(), "GOWORK="+work)
+	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
 
@@ -242,7 +250,8 @@ func usesErr(s ast.Stmt) bool {
 }
 
 // TestUsingALockIsTested checks that the guide's deferred-Unlock pattern
-// is the code locker/example_unlock_test.go runs with an ended context.
+// is the code locker/unlock_test.go runs with an ended context, and
+// drivers/goredis/example_unlock_test.go runs as Example_leaseUnlock.
 func TestUsingALockIsTested(t *testing.T) {
 	var using *block
 	for _, b := range goBlocks(t, filepath.Join(root, "docs", "guide.md")) {
@@ -255,8 +264,10 @@ func TestUsingALockIsTested(t *testing.T) {
 	_, decls, ok := strings.Cut(using.src, "\n)\n")
 	require.True(t, ok, "docs/guide.md:%d: the block starts with an import block", using.line)
 	decls = strings.TrimSpace(decls)
-	test, err := os.ReadFile(filepath.Join(root, "locker", "example_unlock_test.go"))
-	require.NoError(t, err)
-	assert.Contains(t, string(test), decls,
-		"docs/guide.md:%d: the \"Using a lock\" block's code must appear verbatim in locker/example_unlock_test.go, which runs it with an ended context", using.line)
+	for _, f := range []string{"locker/unlock_test.go", "drivers/goredis/example_unlock_test.go"} {
+		test, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		require.NoError(t, err)
+		assert.Contains(t, string(test), decls,
+			"docs/guide.md:%d: the \"Using a lock\" block's code must appear verbatim in %s, which runs it", using.line, f)
+	}
 }

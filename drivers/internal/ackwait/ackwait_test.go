@@ -5,8 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-
+	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/locker"
 )
 

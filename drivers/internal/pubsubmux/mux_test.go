@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/leak"
+	"github.com/scriptlock/scriptlock/internal/require"
 )
 
 // fakeServer answers the Mux's commands as a Redis server would: with
@@ -146,7 +146,7 @@ func testCtx(t *testing.T) context.Context {
 // for its later channels, leaves with UNSUBSCRIBE, delivers messages, and
 // asks again on a new connection.
 func TestPlainPubSubFallback(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	ctx := testCtx(t)
 	srv := &fakeServer{}
 	m := New("test", srv)
@@ -182,7 +182,7 @@ func TestPlainPubSubFallback(t *testing.T) {
 // TestShardedPubSub checks that a server with sharded pub/sub gets
 // SSUBSCRIBE and SUNSUBSCRIBE only.
 func TestShardedPubSub(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	ctx := testCtx(t)
 	srv := &fakeServer{sharded: true}
 	m := New("test", srv)
@@ -203,7 +203,7 @@ func TestShardedPubSub(t *testing.T) {
 // reason than an unknown command (here an ACL's NOPERM) fails Subscribe
 // and does not fall back to SUBSCRIBE.
 func TestSSubscribeRefused(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	ctx := testCtx(t)
 	srv := &fakeServer{sharded: true, refuse: errors.New("NOPERM this user has no permissions to access the 'a' channel")}
 	m := New("test", srv)

@@ -1,4 +1,4 @@
-package locker_test
+package goredis_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // A read-mostly cache in front of a slow source: many processes read the
 // cached price under read leases at once; a refresh takes the write lock,
 // which waits for the readers in and keeps new ones out meanwhile.
-func ExampleRWMutex_RLock() {
+func Example_rwMutexRLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
 	defer rdb.Close()
 	locks, err := locker.New(goredis.New(rdb), nil)
@@ -64,7 +64,7 @@ func ExampleRWMutex_RLock() {
 
 // Rebuild an index under the write lock, then keep reading it without a gap
 // in which another writer could change it.
-func ExampleRWMutex_Downgrade() {
+func Example_rwMutexDowngrade() {
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
 	defer rdb.Close()
 	locks, err := locker.New(goredis.New(rdb), nil)

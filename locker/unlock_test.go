@@ -1,21 +1,18 @@
 package locker_test
 
-// The "Using a lock" pattern of docs/guide.md, run as written: internal/readme's
-// test checks that handleInvoice below is the guide's block verbatim.
+// The "Using a lock" pattern of docs/guide.md, run as written with an
+// ended context: internal/readme's test checks that handleInvoice below is
+// the guide's block verbatim (drivers/goredis/example_unlock_test.go runs
+// the same code as Example_leaseUnlock).
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/scriptlock/scriptlock/drivers/goredis"
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -56,33 +53,9 @@ func awaitMutexFree(locks *locker.Client, name string, limit time.Duration) bool
 	return false
 }
 
-// The request's context ends while the lock is held: the deferred
-// Unlock(ctx) cannot reach Redis with it, ends the lease at once and
-// releases the lock in the background, long before its 10s TTL.
-func ExampleLease_Unlock() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
-	ctx, cancel := context.WithCancel(context.Background()) // a request's context
-
-	err = handleInvoice(ctx, locks, "1001", func(fence int64) error {
-		cancel() // the client went away mid-request
-		return ctx.Err()
-	})
-	fmt.Println("handleInvoice:", err)
-	fmt.Println("free well before the TTL:", awaitMutexFree(locks, "invoice:1001", 5*time.Second))
-	// Output:
-	// handleInvoice: context canceled
-	// free well before the TTL: true
-}
-
 func TestDeferredUnlockWithEndedContext(t *testing.T) {
 	e := newRedisEnv(t)
-	locks := clientOn(t, goredis.New(e.rdb), &locker.Options{Prefix: e.prefix})
+	locks := clientOn(t, e.rdb, &locker.Options{Prefix: e.prefix})
 	for _, tc := range []struct {
 		what string
 		ctx  func() (context.Context, context.CancelFunc)

@@ -1,4 +1,4 @@
-package locker_test
+package goredis_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // One lock across three independent Redis deployments, granted on a
 // majority: losing one deployment (a crash, a failover that forgot the
 // grant) cannot give the lock to a second holder.
-func ExampleQuorum() {
+func Example_quorum() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// REDIS_QUORUM_ADDRS names three independent deployments:
@@ -61,7 +61,7 @@ func ExampleQuorum() {
 
 // Grants that survive a failover: every call that writes waits until one
 // replica has the write (WAIT, on the same connection) before it succeeds.
-func ExampleAck() {
+func Example_ack() {
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:7000"}, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	locks, err := locker.New(goredis.New(rdb), &locker.Options{

@@ -1,4 +1,4 @@
-package locker_test
+package goredis_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // Limit the calls to a rate-limited partner API to 3 at a time across every
 // process: each call takes a permit for as long as it runs. A process that
 // crashes mid-call gives its permit back after the TTL.
-func ExampleSemaphore() {
+func Example_semaphore() {
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
 	defer rdb.Close()
 	locks, err := locker.New(goredis.New(rdb), nil)

@@ -1,4 +1,4 @@
-package locker_test
+package goredis_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // Move money between two accounts under the locks of both, taken as one:
 // two transfers in opposite directions never deadlock, and a plain Mutex of
 // either account is excluded while the transfer runs.
-func ExampleMultiLock() {
+func Example_multiLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
 	defer rdb.Close()
 	locks, err := locker.New(goredis.New(rdb), nil)

@@ -1,13 +1,13 @@
-package valkeygo_test
+package miniredistest_test
 
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/scriptlock/scriptlock/drivers/valkeygo"
 	"github.com/scriptlock/scriptlock/internal/miniredistest"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -16,7 +16,7 @@ import (
 // unit-test with it. miniredis needs two valkey-go options: DisableCache
 // (it has no CLIENT TRACKING) and AlwaysRESP2 (it refuses other commands
 // on a connection that subscribed, which valkey-go shares under RESP3).
-func TestMiniredis(t *testing.T) {
+func TestMiniredisValkeygo(t *testing.T) {
 	miniredistest.Run(t, func(addr string) (locker.Scripter, func()) {
 		c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableCache: true, AlwaysRESP2: true})
 		require.NoError(t, err)

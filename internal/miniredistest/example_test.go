@@ -1,4 +1,4 @@
-package goredis_test
+package miniredistest_test
 
 import (
 	"context"

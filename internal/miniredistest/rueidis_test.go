@@ -1,13 +1,13 @@
-package rueidis_test
+package miniredistest_test
 
 import (
 	"testing"
 
 	"github.com/redis/rueidis"
-	"github.com/stretchr/testify/require"
 
 	rueidisdriver "github.com/scriptlock/scriptlock/drivers/rueidis"
 	"github.com/scriptlock/scriptlock/internal/miniredistest"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -16,7 +16,7 @@ import (
 // options: DisableCache (it has no CLIENT TRACKING) and AlwaysRESP2 (it
 // refuses other commands on a connection that subscribed, which rueidis
 // shares under RESP3).
-func TestMiniredis(t *testing.T) {
+func TestMiniredisRueidis(t *testing.T) {
 	miniredistest.Run(t, func(addr string) (locker.Scripter, func()) {
 		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, AlwaysRESP2: true})
 		require.NoError(t, err)

@@ -1,4 +1,4 @@
-package redigo_test
+package miniredistest_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // TestMiniredis runs every user-facing operation through this driver on
 // miniredis, for users who unit-test with it.
-func TestMiniredis(t *testing.T) {
+func TestMiniredisRedigo(t *testing.T) {
 	miniredistest.Run(t, func(addr string) (locker.Scripter, func()) {
 		pool := &redis.Pool{DialContext: func(ctx context.Context) (redis.Conn, error) {
 			return redis.DialContext(ctx, "tcp", addr)

@@ -1,4 +1,4 @@
-package goredis_test
+package miniredistest_test
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 
 // TestMiniredis runs every user-facing operation through this driver on
 // miniredis, for users who unit-test with it.
-func TestMiniredis(t *testing.T) {
+func TestMiniredisGoredis(t *testing.T) {
 	miniredistest.Run(t, func(addr string) (locker.Scripter, func()) {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 		return goredis.New(rdb), func() { _ = rdb.Close() }

@@ -1,17 +1,15 @@
-package locker_test
+package goredis_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/scriptlock/scriptlock/drivers/goredis"
-	"github.com/scriptlock/scriptlock/internal/redisserver"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -19,7 +17,7 @@ import (
 // (localhost:6379 when it is empty); any driver works the same way.
 // TestMain calls setupExamples, which starts the servers they run against.
 
-func ExampleMutex_Lock() {
+func Example_mutexLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
 	defer rdb.Close()
 	locks, err := locker.New(goredis.New(rdb), nil)
@@ -47,7 +45,7 @@ func ExampleMutex_Lock() {
 	// unlock: <nil>
 }
 
-func ExampleMutex_TryLock() {
+func Example_mutexTryLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
 	defer rdb.Close()
 	locks, err := locker.New(goredis.New(rdb), nil)
@@ -68,7 +66,7 @@ func ExampleMutex_TryLock() {
 	// second gets ErrNotObtained: true
 }
 
-func ExampleLease_Extend() {
+func Example_leaseExtend() {
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
 	defer rdb.Close()
 	locks, err := locker.New(goredis.New(rdb), nil)
@@ -94,7 +92,7 @@ func ExampleLease_Extend() {
 	// ttl over 50s: true
 }
 
-func ExampleClient_Claim() {
+func Example_clientClaim() {
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
 	defer rdb.Close()
 	locks, err := locker.New(goredis.New(rdb), nil)
@@ -119,7 +117,7 @@ func ExampleClient_Claim() {
 	// worker 2 first: false
 }
 
-func ExampleMutexOptions_reentrant() {
+func Example_mutexOptionsReentrant() {
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
 	defer rdb.Close()
 	locks, err := locker.New(goredis.New(rdb), nil)
@@ -147,29 +145,4 @@ func ExampleMutexOptions_reentrant() {
 	// same fence: true
 	// still held after one unlock: true
 	// free after the last unlock: true
-}
-
-// setupExamples points the examples at servers of this test binary:
-// REDIS_ADDR at addr, TestMain's server, and REDIS_QUORUM_ADDRS at three
-// more (redisserver.Launch: the one SCRIPTLOCK_REDIS_ADDR names, if set).
-// It returns what stops them.
-func setupExamples(ctx context.Context, addr string) (stop func(), err error) {
-	var addrs []string
-	var stops []func()
-	stop = func() {
-		for _, s := range stops {
-			s()
-		}
-	}
-	for range 3 {
-		srv, s, err := redisserver.Launch(ctx)
-		if err != nil {
-			stop()
-			return nil, err
-		}
-		addrs, stops = append(addrs, srv.Addr), append(stops, s)
-	}
-	os.Setenv("REDIS_ADDR", addr)
-	os.Setenv("REDIS_QUORUM_ADDRS", strings.Join(addrs, ","))
-	return stop, nil
 }
