@@ -335,10 +335,12 @@ func (d *deployment) report(t *testing.T, rule string, f func(t *testing.T)) {
 
 // runCases runs the cases keep selects on d, as subtests named by the
 // case. Those that must have the deployment or the process to themselves
-// (testCase.exclusive, testCase.quiet) run first, one at a time and in
-// list order (within aloneSlots, shared with the other deployments), a
-// quiet one with nothing else running in the process (see processGate);
-// then the others run concurrently, within caseSlots (shared likewise).
+// (testCase.exclusive, testCase.quiet) run one at a time, the quiet ones
+// first, each group in list order (within aloneSlots, shared with the
+// other deployments), a quiet one with nothing else running in the
+// process (see processGate); the others run concurrently, within
+// caseSlots (shared likewise), while no exclusive case of the deployment
+// runs.
 // It returns once every case has ended, and then checks that no goroutine
 // of the core or the drivers is left.
 func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
@@ -354,24 +356,45 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 			concurrent = append(concurrent, c)
 		}
 	}
-	for _, c := range alone {
-		aloneSlots <- struct{}{}
+	// The quiet ones first: the process drains for each quiet case that
+	// comes while others run, and at the start a deployment's quiet cases
+	// queue with those of the deployments starting beside it.
+	loud := func(c testCase) int {
 		if c.quiet != "" {
-			processGate.Lock()
-			runCase(t, d, c)
-			processGate.Unlock()
-		} else {
-			processGate.RLock()
-			runCase(t, d, c)
-			processGate.RUnlock()
+			return 0
 		}
-		<-aloneSlots
+		return 1
 	}
+	slices.SortStableFunc(alone, func(a, b testCase) int { return loud(a) - loud(b) })
+	// The deployment's own gate: an exclusive case holds it alone, the
+	// others shared. The exclusive cases run in order in one goroutine,
+	// beside the others: while they wait for one of aloneSlots, the
+	// deployment's other cases run.
+	dep := newGate()
 	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, c := range alone {
+			aloneSlots <- struct{}{}
+			dep.Lock()
+			if c.quiet != "" {
+				processGate.Lock()
+				runCase(t, d, c)
+				processGate.Unlock()
+			} else {
+				processGate.RLock()
+				runCase(t, d, c)
+				processGate.RUnlock()
+			}
+			dep.Unlock()
+			<-aloneSlots
+		}
+	})
 	for _, c := range concurrent {
+		dep.RLock() // before a slot: an exclusive case may hold dep long
 		caseSlots <- struct{}{}
 		processGate.RLock() // released by the case's goroutine
 		wg.Go(func() {
+			defer dep.RUnlock()
 			defer func() { <-caseSlots }()
 			defer processGate.RUnlock()
 			runCase(t, d, c)
@@ -379,10 +402,14 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 	}
 	wg.Wait()
 	// Goroutines that inherited no case's label (started by a timer, say)
-	// are checked once no case runs.
-	processGate.Lock()
-	checkGoroutines(t, "")
-	processGate.Unlock()
+	// are checked once no case runs. Most often there is none by now, so
+	// the process is stopped for the check only when one is seen (it may
+	// be another deployment's).
+	if unlabelledLeft() {
+		processGate.Lock()
+		checkGoroutines(t, "")
+		processGate.Unlock()
+	}
 }
 
 // processGate gives a quiet case the process to itself: every other case

@@ -47,6 +47,27 @@ func checkGoroutines(t *testing.T, label string) {
 	}
 }
 
+// unlabelledLeft reports whether goroutines that run code of ownPackages
+// and carry no case's label are still running after a short wait (those
+// of timers that fire as a case ends are gone by then).
+func unlabelledLeft() bool {
+	for deadline := time.Now().Add(500 * time.Millisecond); ; {
+		n := 0
+		for _, rec := range ownGoroutines("") {
+			if !labelled(rec, `"`+caseLabel+`":`) {
+				n++
+			}
+		}
+		if n == 0 {
+			return false
+		}
+		if time.Now().After(deadline) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // ownGoroutines returns the stacks (as the goroutine profile prints them
 // with debug=1: a count, the labels, one line per frame) of the other
 // goroutines that run code of ownPackages and, when label is not "",
