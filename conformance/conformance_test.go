@@ -81,11 +81,11 @@ func TestCertify(t *testing.T) {
 		t.Skipf("certifies a deployment you name (%s, %s, %s or %s); none is named, so TestConformance and the group tests run every rule on servers they start",
 			redisserver.EnvRedisURL, redisserver.EnvRedisAddr, redisserver.EnvClusterURLs, redisserver.EnvClusterAddrs)
 	}
-	forDrivers(t, conformance.Groups()...)
+	forDrivers(t, func(t *testing.T, d conformance.Driver) { conformance.RunGroups(t, d, conformance.Groups()...) })
 }
 
-// runDrivers runs the groups for every in-tree driver on servers the
-// suite starts; with a deployment named, TestCertify runs every group
+// runDrivers runs the groups' rules but the quiet ones (TestQuiet runs
+// those) for every in-tree driver on servers the suite starts; with a deployment named, TestCertify runs every group
 // there instead, at once. The group tests run in parallel with each
 // other: each starts servers of its own, so one group's exclusive cases
 // (which must have a deployment to themselves) run beside another's, and
@@ -96,19 +96,30 @@ func runDrivers(t *testing.T, groups ...string) {
 		t.Skipf("%v names a deployment: TestCertify runs every rule group there (-run 'TestCertify/driver=<name>/deployment=<kind>/%s/')", set, groups[0])
 	}
 	t.Parallel()
-	forDrivers(t, groups...)
+	forDrivers(t, func(t *testing.T, d conformance.Driver) { conformance.RunGroupsQuiet(t, d, false, groups...) })
 }
 
-// forDrivers runs the groups for every in-tree driver, the drivers at the
-// same time: each runs on servers of its own, and the suite bounds how
-// many cases run at once and runs each exclusive case alone.
-func forDrivers(t *testing.T, groups ...string) {
+// TestQuiet runs the quiet rules of every group (those that must have the
+// process to themselves: they count its goroutines, or bound how long
+// calls take) for every in-tree driver, before the group tests, which
+// leave them out, start in parallel: among them, each quiet rule would
+// stop every other case for its turn.
+func TestQuiet(t *testing.T) {
+	if set := redisserver.ExternalEnv(); len(set) > 0 {
+		t.Skipf("%v names a deployment: TestCertify runs every rule there", set)
+	}
+	forDrivers(t, func(t *testing.T, d conformance.Driver) { conformance.RunGroupsQuiet(t, d, true, conformance.Groups()...) })
+}
+
+// forDrivers calls run for every in-tree driver, each in a subtest
+// "driver=<name>", the drivers at the same time: each runs on servers of
+// its own, and the suite bounds how many cases run at once and runs each
+// exclusive case alone.
+func forDrivers(t *testing.T, run func(t *testing.T, d conformance.Driver)) {
 	var wg sync.WaitGroup
 	for _, d := range testdrivers.All() {
 		wg.Go(func() {
-			t.Run("driver="+d.Name, func(t *testing.T) {
-				conformance.RunGroups(t, d, groups...)
-			})
+			t.Run("driver="+d.Name, func(t *testing.T) { run(t, d) })
 		})
 	}
 	wg.Wait()

@@ -174,6 +174,12 @@ func Groups() []string {
 // test of its own. It fails t when a name is not a group.
 func RunGroups(t *testing.T, d Driver, groups ...string) {
 	t.Helper()
+	runGroups(t, d, func(testCase) bool { return true }, groups...)
+}
+
+// runGroups is RunGroups of the cases of the groups that also pass only.
+func runGroups(t *testing.T, d Driver, only func(testCase) bool, groups ...string) {
+	t.Helper()
 	all := Groups()
 	for _, g := range groups {
 		if !slices.Contains(all, g) {
@@ -185,7 +191,7 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 	}
 	inGroups := func(c testCase) bool {
 		g, _, _ := strings.Cut(c.name, "/")
-		return slices.Contains(groups, g)
+		return slices.Contains(groups, g) && only(c)
 	}
 	// The two deployments run at the same time: each has servers of its
 	// own, and its own key-leak check.

@@ -78,3 +78,11 @@ func DefaultProfile(srv *redisserver.Server) (string, error) {
 	p, _, err := profileOf(!srv.External())
 	return p, err
 }
+
+// RunGroupsQuiet is RunGroups of only the groups' quiet rules (those that
+// must have the process to themselves: testCase.quiet), when quiet is
+// true, or of all their other rules.
+func RunGroupsQuiet(t *testing.T, d Driver, quiet bool, groups ...string) {
+	t.Helper()
+	runGroups(t, d, func(c testCase) bool { return (c.quiet != "") == quiet }, groups...)
+}
