@@ -108,7 +108,9 @@ func TestQuiet(t *testing.T) {
 	if set := redisserver.ExternalEnv(); len(set) > 0 {
 		t.Skipf("%v names a deployment: TestCertify runs every rule there", set)
 	}
-	forDrivers(t, func(t *testing.T, d conformance.Driver) { conformance.RunGroupsQuiet(t, d, true, conformance.Groups()...) })
+	forDrivers(t, func(t *testing.T, d conformance.Driver) {
+		conformance.RunGroupsQuiet(t, d, true, conformance.Groups()...)
+	})
 }
 
 // forDrivers calls run for every in-tree driver, each in a subtest
