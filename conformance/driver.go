@@ -303,12 +303,62 @@ const caseConcurrency = 8
 // caseSlots holds a token for each case running concurrently.
 var caseSlots = make(chan struct{}, caseConcurrency)
 
-// aloneSlots holds a token for each exclusive or quiet case running (each
+// aloneSlots bounds the exclusive and quiet cases running at once (each
 // on a deployment of its own): deployments of every group test run at the
 // same time, and their exclusive cases, many of which bound how soon
 // something happens, must not pile up beyond the load of one deployment
 // per driver and kind.
-var aloneSlots = make(chan struct{}, caseConcurrency)
+var aloneSlots = newSlots(caseConcurrency)
+
+// slots is a counting semaphore that serves the waiter with the most work
+// left first: a deployment with a long chain of exclusive cases (they run
+// one after another) starts it early instead of ending the run alone.
+type slots struct {
+	mu      sync.Mutex
+	free    int
+	waiting []slotWaiter
+}
+
+type slotWaiter struct {
+	left  int // the waiter's exclusive cases still to run, this one included
+	ready chan struct{}
+}
+
+func newSlots(n int) *slots { return &slots{free: n} }
+
+// acquire blocks until the caller, with left cases still to run, holds a
+// slot.
+func (s *slots) acquire(left int) {
+	s.mu.Lock()
+	if s.free > 0 && len(s.waiting) == 0 {
+		s.free--
+		s.mu.Unlock()
+		return
+	}
+	w := slotWaiter{left: left, ready: make(chan struct{})}
+	s.waiting = append(s.waiting, w)
+	s.mu.Unlock()
+	<-w.ready
+}
+
+// release gives the slot to the waiter with the most cases left (the
+// earliest of those), or frees it.
+func (s *slots) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.waiting) == 0 {
+		s.free++
+		return
+	}
+	best := 0
+	for i, w := range s.waiting {
+		if w.left > s.waiting[best].left {
+			best = i
+		}
+	}
+	close(s.waiting[best].ready)
+	s.waiting = slices.Delete(s.waiting, best, best+1)
+}
 
 // newDeployment sets d's profile (see EnvSuite), failing t on a bad
 // EnvSuite, puts its admin behind safeAdmin in the safe profile, logs its
@@ -379,8 +429,8 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 	dep := newGate()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for _, c := range alone {
-			aloneSlots <- struct{}{}
+		for i, c := range alone {
+			aloneSlots.acquire(len(alone) - i)
 			dep.Lock()
 			if c.quiet != "" {
 				processGate.Lock()
@@ -392,7 +442,7 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 				processGate.RUnlock()
 			}
 			dep.Unlock()
-			<-aloneSlots
+			aloneSlots.release()
 		}
 	})
 	for _, c := range concurrent {
