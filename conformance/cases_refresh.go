@@ -15,10 +15,9 @@ import (
 // refreshCases check auto-refresh, the lost-lock signal and Do.
 var refreshCases = []testCase{
 	{
-		name:      "Refresh/KeepsHeld",
-		rule:      "Auto-refresh keeps a lock held for five times its TTL; no other owner gets it and Lost does not fire.",
-		check:     checkRefreshKeepsHeld,
-		exclusive: "an auto-refreshed 1 s lease must never lapse: renewals must not lag behind other cases' load",
+		name:  "Refresh/KeepsHeld",
+		rule:  "Auto-refresh keeps a lock held for five times its TTL; no other owner gets it and Lost does not fire.",
+		check: checkRefreshKeepsHeld,
 	},
 	{
 		name:  "Refresh/LostOnDelete",
@@ -38,10 +37,9 @@ var refreshCases = []testCase{
 		exclusive: "CLIENT PAUSE stops every client of the node",
 	},
 	{
-		name:      "Refresh/RWKeepsHeld",
-		rule:      "Auto-refresh keeps a read-write lock's read and write leases held for five times their TTL; Lost does not fire.",
-		check:     checkRWRefresh,
-		exclusive: "an auto-refreshed 1 s lease must never lapse: renewals must not lag behind other cases' load",
+		name:  "Refresh/RWKeepsHeld",
+		rule:  "Auto-refresh keeps a read-write lock's read and write leases held for five times their TTL; Lost does not fire.",
+		check: checkRWRefresh,
 	},
 	{
 		name:  "Do/ReturnsFnError",
@@ -72,7 +70,10 @@ const refreshTTL = 300 * time.Millisecond
 // lapses: a renewal, a third of the TTL in, may come up to two thirds of
 // it late. With the group tests running in parallel, eight exclusive
 // cases and eight others at once under -race, renewals of a 300 ms lease
-// came over 200 ms late (once in some runs).
+// came over 200 ms late (once in some runs), although those rules ran
+// alone on their deployment: the lag is the process's load, which running
+// alone on the deployment does not spare them, so with this TTL they run
+// beside the others.
 const keepTTL = time.Second
 
 var autoRefresh = &locker.MutexOptions{AutoRefresh: true}

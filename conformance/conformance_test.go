@@ -19,9 +19,21 @@ import (
 // them; TestConformance runs every other group.
 var ownTests = []string{"RW", "Chaos", "BadInput", "ACL", "Outcome", "Stall", "Migrate", "Semaphore", "Multi", "Quorum", "Failover", "Ack"}
 
-// TestConformance certifies every in-tree driver, standalone and Cluster,
-// on every rule group except those in ownTests.
+// TestConformance certifies every in-tree driver, standalone and Cluster.
+// On servers the suite starts, it runs every rule group except those in
+// ownTests (and the quiet rules, which TestQuiet runs). On a deployment
+// you name (SCRIPTLOCK_REDIS_URL, SCRIPTLOCK_REDIS_ADDR,
+// SCRIPTLOCK_CLUSTER_URLS, SCRIPTLOCK_CLUSTER_ADDRS) it certifies that
+// deployment with every rule group at once, in the profile
+// SCRIPTLOCK_SUITE selects (safe by default there), and the other tests
+// skip:
+//
+//	SCRIPTLOCK_REDIS_URL=redis://app:pw@host:6379 go test ./conformance/ -run 'TestConformance/driver=goredis'
 func TestConformance(t *testing.T) {
+	if len(redisserver.ExternalEnv()) > 0 {
+		forDrivers(t, func(t *testing.T, d conformance.Driver) { conformance.RunGroups(t, d, conformance.Groups()...) })
+		return
+	}
 	var groups []string
 	for _, g := range conformance.Groups() {
 		if !slices.Contains(ownTests, g) {
@@ -67,33 +79,17 @@ func TestFailover(t *testing.T) { runDrivers(t, "Failover") }
 // TestQuorum runs the Quorum rules (each starts two servers of its own).
 func TestQuorum(t *testing.T) { runDrivers(t, "Quorum") }
 
-// TestCertify certifies the deployment you name (SCRIPTLOCK_REDIS_URL,
-// SCRIPTLOCK_REDIS_ADDR, SCRIPTLOCK_CLUSTER_URLS, SCRIPTLOCK_CLUSTER_ADDRS)
-// with every rule group at once, for every in-tree driver, in the profile
-// SCRIPTLOCK_SUITE selects (safe by default there):
-//
-//	SCRIPTLOCK_REDIS_URL=redis://app:pw@host:6379 go test ./conformance/ -run 'TestCertify/driver=goredis'
-//
-// With no deployment named there is nothing to certify: TestConformance
-// and the group tests run every rule on servers they start.
-func TestCertify(t *testing.T) {
-	if len(redisserver.ExternalEnv()) == 0 {
-		t.Skipf("certifies a deployment you name (%s, %s, %s or %s); none is named, so TestConformance and the group tests run every rule on servers they start",
-			redisserver.EnvRedisURL, redisserver.EnvRedisAddr, redisserver.EnvClusterURLs, redisserver.EnvClusterAddrs)
-	}
-	forDrivers(t, func(t *testing.T, d conformance.Driver) { conformance.RunGroups(t, d, conformance.Groups()...) })
-}
-
 // runDrivers runs the groups' rules but the quiet ones (TestQuiet runs
-// those) for every in-tree driver on servers the suite starts; with a deployment named, TestCertify runs every group
-// there instead, at once. The group tests run in parallel with each
+// those) for every in-tree driver on servers the suite starts; with a
+// deployment named, TestConformance runs every group there instead, at
+// once. The group tests run in parallel with each
 // other: each starts servers of its own, so one group's exclusive cases
 // (which must have a deployment to themselves) run beside another's, and
 // the suite's bounds on cases running at once (runCases) keep the load
 // what it is with one group.
 func runDrivers(t *testing.T, groups ...string) {
 	if set := redisserver.ExternalEnv(); len(set) > 0 {
-		t.Skipf("%v names a deployment: TestCertify runs every rule group there (-run 'TestCertify/driver=<name>/deployment=<kind>/%s/')", set, groups[0])
+		t.Skipf("%v names a deployment: TestConformance certifies it with every rule group (-run 'TestConformance/driver=<name>/deployment=<kind>/%s/')", set, groups[0])
 	}
 	t.Parallel()
 	forDrivers(t, func(t *testing.T, d conformance.Driver) { conformance.RunGroupsQuiet(t, d, false, groups...) })
@@ -106,7 +102,7 @@ func runDrivers(t *testing.T, groups ...string) {
 // stop every other case for its turn.
 func TestQuiet(t *testing.T) {
 	if set := redisserver.ExternalEnv(); len(set) > 0 {
-		t.Skipf("%v names a deployment: TestCertify runs every rule there", set)
+		t.Skipf("%v names a deployment: TestConformance certifies it with every rule", set)
 	}
 	forDrivers(t, func(t *testing.T, d conformance.Driver) {
 		conformance.RunGroupsQuiet(t, d, true, conformance.Groups()...)

@@ -303,16 +303,16 @@ const caseConcurrency = 8
 // caseSlots holds a token for each case running concurrently.
 var caseSlots = make(chan struct{}, caseConcurrency)
 
-// aloneSlots bounds the exclusive and quiet cases running at once (each
-// on a deployment of its own): deployments of every group test run at the
-// same time, and their exclusive cases, many of which bound how soon
-// something happens, must not pile up beyond the load of one deployment
-// per driver and kind.
+// aloneSlots bounds the deployments running their exclusive and quiet
+// cases at once (one at a time on each): deployments of every group test
+// run at the same time, and their exclusive cases, many of which bound how
+// soon something happens, must not pile up beyond the load of one
+// deployment per driver and kind.
 var aloneSlots = newSlots(caseConcurrency)
 
 // slots is a counting semaphore that serves the waiter with the most work
-// left first: a deployment with a long chain of exclusive cases (they run
-// one after another) starts it early instead of ending the run alone.
+// first: a deployment with a long chain of exclusive cases (they run one
+// after another) starts it early instead of ending the run alone.
 type slots struct {
 	mu      sync.Mutex
 	free    int
@@ -320,14 +320,25 @@ type slots struct {
 }
 
 type slotWaiter struct {
-	left  int // the waiter's exclusive cases still to run, this one included
+	left  int // the waiter's exclusive cases to run
 	ready chan struct{}
 }
 
 func newSlots(n int) *slots { return &slots{free: n} }
 
-// acquire blocks until the caller, with left cases still to run, holds a
-// slot.
+// tryAcquire takes a slot if one is free and nobody waits, and reports
+// whether it did.
+func (s *slots) tryAcquire() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.free > 0 && len(s.waiting) == 0 {
+		s.free--
+		return true
+	}
+	return false
+}
+
+// acquire blocks until the caller, with left cases to run, holds a slot.
 func (s *slots) acquire(left int) {
 	s.mu.Lock()
 	if s.free > 0 && len(s.waiting) == 0 {
@@ -392,11 +403,10 @@ func (d *deployment) report(t *testing.T, rule string, f func(t *testing.T)) {
 // runCases runs the cases keep selects on d, as subtests named by the
 // case. Those that must have the deployment or the process to themselves
 // (testCase.exclusive, testCase.quiet) run one at a time, the quiet ones
-// first, each group in list order (within aloneSlots, shared with the
-// other deployments), a quiet one with nothing else running in the
-// process (see processGate); the others run concurrently, within
-// caseSlots (shared likewise), while no exclusive case of the deployment
-// runs.
+// first, each group in list order, once the deployment holds one of
+// aloneSlots (shared with the other deployments), a quiet one with
+// nothing else running in the process (see processGate); the others run
+// concurrently, within caseSlots (shared likewise), before or after them.
 // It returns once every case has ended, and then checks that no goroutine
 // of the core or the drivers is left.
 func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
@@ -422,16 +432,26 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 		return 1
 	}
 	slices.SortStableFunc(alone, func(a, b testCase) int { return loud(a) - loud(b) })
-	// The deployment's own gate: an exclusive case holds it alone, the
+	// The deployment's own gate: its exclusive cases hold it alone, the
 	// others shared. The exclusive cases run in order in one goroutine,
-	// beside the others: while they wait for one of aloneSlots, the
-	// deployment's other cases run.
+	// holding one of aloneSlots and the gate from the first to the last
+	// (no wait for the others to drain between them); while they wait for
+	// the slot, the deployment's other cases run.
 	dep := newGate()
+	first := len(alone) > 0 && aloneSlots.tryAcquire()
+	if first {
+		dep.Lock() // before any other case of the deployment starts
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for i, c := range alone {
-			aloneSlots.acquire(len(alone) - i)
+		if len(alone) == 0 {
+			return
+		}
+		if !first {
+			aloneSlots.acquire(len(alone))
 			dep.Lock()
+		}
+		for _, c := range alone {
 			if c.quiet != "" {
 				processGate.Lock()
 				runCase(t, d, c)
@@ -441,9 +461,9 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 				runCase(t, d, c)
 				processGate.RUnlock()
 			}
-			dep.Unlock()
-			aloneSlots.release()
 		}
+		dep.Unlock()
+		aloneSlots.release()
 	})
 	for _, c := range concurrent {
 		dep.RLock() // before a slot: an exclusive case may hold dep long

@@ -42,6 +42,13 @@ func TestSlotsMostLeftFirst(t *testing.T) {
 			t.Fatalf("a released slot went to nobody; want the waiter with %d left", want)
 		}
 	}
+	if s.tryAcquire() {
+		t.Fatal("tryAcquire took a slot while every slot is held")
+	}
+	s.release()
+	if !s.tryAcquire() {
+		t.Fatal("tryAcquire found no slot after the last waiter's was released")
+	}
 	s.release()
 	s.acquire(1) // free again: does not block
 	if s.free != 0 || len(s.waiting) != 0 {

@@ -1,17 +1,22 @@
 package goredis_test
 
-// The "Using a lock" pattern of docs/guide.md, run as written: internal/readme's
-// test checks that handleInvoice below is the guide's block verbatim.
+// The "Using a lock" pattern of docs/guide.md, run as written, as an
+// example and with an ended context: internal/readme's test checks that
+// handleInvoice below is the guide's block verbatim.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/scriptlock/scriptlock/drivers/goredis"
+	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -74,4 +79,47 @@ func Example_leaseUnlock() {
 	// Output:
 	// handleInvoice: context canceled
 	// free well before the TTL: true
+}
+
+// TestDeferredUnlockWithEndedContext runs handleInvoice with a request
+// context that ends while the lock is held (cancelled, or past its
+// deadline): the deferred Unlock(ctx) frees the lock long before its TTL.
+func TestDeferredUnlockWithEndedContext(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	locks, err := locker.New(goredis.New(rdb), &locker.Options{Prefix: "ended-ctx-test:"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = locks.Close() })
+	for _, tc := range []struct {
+		what string
+		ctx  func() (context.Context, context.CancelFunc)
+		end  func(cancel context.CancelFunc)
+	}{
+		{"cancelled", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			func(cancel context.CancelFunc) { cancel() }},
+		{"deadline passed", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 200*time.Millisecond)
+		}, func(context.CancelFunc) { time.Sleep(300 * time.Millisecond) }},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			id := "ended-" + tc.what
+			err := handleInvoice(ctx, locks, id, func(fence int64) error {
+				st, err := locks.Inspect(context.Background(), "invoice:"+id)
+				require.NoError(t, err)
+				require.True(t, st.Mutex.Held, "held while write runs")
+				require.Equal(t, fence, st.Mutex.Fence)
+				tc.end(cancel)
+				require.Error(t, ctx.Err(), "the request's context has ended before Unlock")
+				return ctx.Err()
+			})
+			assert.True(t, errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded), "handleInvoice: %v", err)
+			require.Eventually(t, func() bool {
+				st, err := locks.Inspect(context.Background(), "invoice:"+id)
+				return err == nil && !st.Mutex.Held
+			}, 5*time.Second, 5*time.Millisecond, "the lock (TTL 10s) is free soon after the deferred Unlock(ctx) with an ended ctx")
+			assert.True(t, awaitMutexFree(locks, "invoice:"+id, time.Second), "another owner takes the lock")
+		})
+	}
 }

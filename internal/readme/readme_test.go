@@ -250,8 +250,8 @@ func usesErr(s ast.Stmt) bool {
 }
 
 // TestUsingALockIsTested checks that the guide's deferred-Unlock pattern
-// is the code locker/unlock_test.go runs with an ended context, and
-// drivers/goredis/example_unlock_test.go runs as Example_leaseUnlock.
+// is the code drivers/goredis/example_unlock_test.go runs as
+// Example_leaseUnlock and with an ended context.
 func TestUsingALockIsTested(t *testing.T) {
 	var using *block
 	for _, b := range goBlocks(t, filepath.Join(root, "docs", "guide.md")) {
@@ -264,7 +264,7 @@ func TestUsingALockIsTested(t *testing.T) {
 	_, decls, ok := strings.Cut(using.src, "\n)\n")
 	require.True(t, ok, "docs/guide.md:%d: the block starts with an import block", using.line)
 	decls = strings.TrimSpace(decls)
-	for _, f := range []string{"locker/unlock_test.go", "drivers/goredis/example_unlock_test.go"} {
+	for _, f := range []string{"drivers/goredis/example_unlock_test.go"} {
 		test, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
 		require.NoError(t, err)
 		assert.Contains(t, string(test), decls,
