@@ -40,14 +40,14 @@ var chaosCases = []testCase{
 		needs:     "pauses every client of the node (CLIENT PAUSE)",
 		rule:      "With CLIENT PAUSE longer than the TTL while auto-refreshed locks are held, every holder reports Lost by its validity deadline, and the history shows no overlap.",
 		check:     checkChaosPause,
-		exclusive: "CLIENT PAUSE stops every client of the node; and every holder must report Lost by its validity deadline (100 ms slack)",
+		exclusive: "CLIENT PAUSE stops every client of the node; and every holder must report Lost by its validity deadline (250 ms slack)",
 	},
 	{
 		name:      "Chaos/Restart",
 		needs:     "restarts the node without persistence",
 		rule:      "When Redis restarts without persistence while auto-refreshed locks are held, every lease reports Lost by its validity deadline, and new holders get larger fences although the lock's state was lost.",
 		check:     checkChaosRestart,
-		exclusive: "restarts the node without persistence (every key and script is lost); and every holder must report Lost by its validity deadline (100 ms slack)",
+		exclusive: "restarts the node without persistence (every key and script is lost); and every holder must report Lost by its validity deadline (250 ms slack)",
 	},
 }
 
@@ -118,10 +118,12 @@ func watchLost(ls []*locker.Lease) *lostWatch {
 
 // assertByDeadline waits (at most 10s) for every lease's Lost and asserts
 // it fired no later than the lease's validity deadline plus scheduling
-// slack.
+// slack: the lease's timer and the watching goroutine must each be
+// scheduled, and with two suite processes at once on 2 cores (compat.sh)
+// that took 106 ms once.
 func (w *lostWatch) assertByDeadline(t *testing.T, fault string) {
 	t.Helper()
-	const slack = 100 * time.Millisecond
+	const slack = 250 * time.Millisecond
 	for i, l := range w.ls {
 		select {
 		case <-w.ok[i]:

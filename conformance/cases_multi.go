@@ -22,7 +22,7 @@ var multiCases = []testCase{
 	},
 	{
 		name:  "Multi/OppositeOrders",
-		rule:  "Four goroutines on two clients take two overlapping MultiLocks, given in opposite orders, in a loop for 2 s: both MultiLocks are granted again and again (no deadlock), and the history checker finds no overlap on any name.",
+		rule:  "Four goroutines on two clients take two overlapping MultiLocks, given in opposite orders, in a loop for 2 s (and on until each has more than 2 grants, within 10 s): both MultiLocks are granted again and again (no deadlock), and the history checker finds no overlap on any name.",
 		check: checkMultiOppositeOrders,
 	},
 	{
@@ -112,12 +112,24 @@ func checkMultiOppositeOrders(t *testing.T, e *env) {
 		wg     sync.WaitGroup
 		counts [2]atomic.Int64
 	)
-	stop := time.Now().Add(2 * time.Second)
+	// For 2 s, and then until each set has more than 2 grants (under
+	// load 2 s may not be enough), within 10 s: a set starved or
+	// deadlocked fails the assertion below.
+	start := time.Now()
+	more := func() bool {
+		switch {
+		case time.Since(start) < 2*time.Second:
+			return true
+		case time.Since(start) > 10*time.Second:
+			return false
+		}
+		return counts[0].Load() <= 2 || counts[1].Load() <= 2
+	}
 	for w := range 4 {
 		set := w % 2
 		m := e.multi(e.client(nil), sets[set], 10*time.Second, nil)
 		wg.Go(func() {
-			for time.Now().Before(stop) {
+			for more() {
 				ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 				l, err := m.Lock(ctx)
 				cancel()
