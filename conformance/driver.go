@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"os"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -294,11 +296,32 @@ func lockExternal(addrs string) (unlock func()) {
 	return mu.Unlock
 }
 
+// EnvCases names the variable that sets how many cases run at once in the
+// test binary, and how many deployments run their exclusive cases at once
+// (each bound on its own): a positive integer, 8 when unset.
+// scripts/compat.sh sets it to 4 when it runs two test binaries at once.
+const EnvCases = "SCRIPTLOCK_SUITE_CASES"
+
 // caseConcurrency bounds how many cases run at once in the process
 // (those of every deployment and driver the tests run at the same time):
 // most of them wait (TTLs, stalls, delayed calls), but some are CPU-heavy
-// under -race, on machines with few cores.
-const caseConcurrency = 8
+// under -race, on machines with few cores. EnvCases sets it; a value that
+// is not a positive integer is reported on stderr and the default kept.
+var caseConcurrency = casesFromEnv()
+
+func casesFromEnv() int {
+	const def = 8
+	v := os.Getenv(EnvCases)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		fmt.Fprintf(os.Stderr, "conformance: %s=%q is not a positive integer: running %d cases at once\n", EnvCases, v, def)
+		return def
+	}
+	return n
+}
 
 // caseSlots holds a token for each case running concurrently.
 var caseSlots = make(chan struct{}, caseConcurrency)
