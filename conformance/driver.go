@@ -299,7 +299,6 @@ func lockExternal(addrs string) (unlock func()) {
 // EnvCases names the variable that sets how many cases run at once in the
 // test binary, and how many deployments run their exclusive cases at once
 // (each bound on its own): a positive integer, 8 when unset.
-// scripts/compat.sh sets it to 4 when it runs two test binaries at once.
 const EnvCases = "SCRIPTLOCK_SUITE_CASES"
 
 // caseConcurrency bounds how many cases run at once in the process
