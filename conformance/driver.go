@@ -424,10 +424,11 @@ func (d *deployment) report(t *testing.T, rule string, f func(t *testing.T)) {
 
 // runCases runs the cases keep selects on d, as subtests named by the
 // case. Those that must have the deployment or the process to themselves
-// (testCase.exclusive, testCase.quiet) run one at a time, the quiet ones
-// first, each group in list order, once the deployment holds one of
-// aloneSlots (shared with the other deployments), a quiet one with
-// nothing else running in the process (see processGate); the others run
+// (testCase.exclusive, testCase.quiet, testCase.timed) run one at a time,
+// the quiet and timed ones first, each group in list order, once the
+// deployment holds one of aloneSlots (shared with the other deployments),
+// a quiet one with nothing else running in the process, a timed one
+// beside other deployments' timed cases only (see processGate); the others run
 // concurrently, within caseSlots (shared likewise), before or after them.
 // It returns once every case has ended, and then checks that no goroutine
 // of the core or the drivers is left.
@@ -438,17 +439,17 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 		case !keep(c) || c.clusterOnly && d.admin.cluster() == nil:
 		case c.needs != "" && d.profile == ProfileSafe:
 			runCase(t, d, c) // reported not applicable at once
-		case c.exclusive != "" || c.quiet != "":
+		case c.exclusive != "" || c.quiet != "" || c.timed != "":
 			alone = append(alone, c)
 		default:
 			concurrent = append(concurrent, c)
 		}
 	}
-	// The quiet ones first: the process drains for each quiet case that
-	// comes while others run, and at the start a deployment's quiet cases
-	// queue with those of the deployments starting beside it.
+	// The quiet and timed ones first: the process drains for each quiet
+	// case that comes while others run, and at the start a deployment's
+	// quiet cases queue with those of the deployments starting beside it.
 	loud := func(c testCase) int {
-		if c.quiet != "" {
+		if c.quiet != "" || c.timed != "" {
 			return 0
 		}
 		return 1
@@ -474,11 +475,16 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 			dep.Lock()
 		}
 		for _, c := range alone {
-			if c.quiet != "" {
+			switch {
+			case c.quiet != "":
 				processGate.Lock()
 				runCase(t, d, c)
 				processGate.Unlock()
-			} else {
+			case c.timed != "":
+				processGate.TimedLock()
+				runCase(t, d, c)
+				processGate.TimedUnlock()
+			default:
 				processGate.RLock()
 				runCase(t, d, c)
 				processGate.RUnlock()
@@ -508,74 +514,6 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 		checkGoroutines(t, "")
 		processGate.Unlock()
 	}
-}
-
-// processGate gives a quiet case the process to itself: every other case
-// holds it shared while it runs, a quiet one holds it alone, whichever
-// deployment and driver they run on (drivers may run the suite at the
-// same time in one process). Whatever else the suite starts that adds a
-// goroutine which outlives the start (a server, a subtest, a key watch)
-// holds it shared while starting, so that a quiet case that counts the
-// process's goroutines sees only its own come and go.
-var processGate = newGate()
-
-// gate is a readers-writer lock that prefers writers, all of them: once a
-// writer waits, no new reader gets in until no writer waits any more, so
-// the quiet cases queued by several deployments share one wait for the
-// running cases to drain.
-type gate struct {
-	mu      sync.Mutex
-	changed *sync.Cond
-	readers int
-	waiting int // writers waiting
-	writer  bool
-}
-
-func newGate() *gate {
-	g := &gate{}
-	g.changed = sync.NewCond(&g.mu)
-	return g
-}
-
-// RLock blocks while a writer holds g or waits for it, then holds it
-// shared.
-func (g *gate) RLock() {
-	g.mu.Lock()
-	for g.writer || g.waiting > 0 {
-		g.changed.Wait()
-	}
-	g.readers++
-	g.mu.Unlock()
-}
-
-// RUnlock ends one RLock.
-func (g *gate) RUnlock() {
-	g.mu.Lock()
-	g.readers--
-	if g.readers == 0 {
-		g.changed.Broadcast()
-	}
-	g.mu.Unlock()
-}
-
-// Lock blocks until nobody holds g, then holds it alone.
-func (g *gate) Lock() {
-	g.mu.Lock()
-	g.waiting++
-	for g.writer || g.readers > 0 {
-		g.changed.Wait()
-	}
-	g.waiting--
-	g.writer = true
-	g.mu.Unlock()
-}
-
-// Unlock ends the Lock.
-func (g *gate) Unlock() {
-	g.mu.Lock()
-	g.writer = false
-	g.changed.Broadcast()
-	g.mu.Unlock()
 }
 
 // shared runs f with processGate held shared (and released, even when f
@@ -634,6 +572,8 @@ func runCase(t *testing.T, d *deployment, c testCase) {
 		switch {
 		case c.quiet != "":
 			t.Logf("runs alone in the process: %s", c.quiet)
+		case c.timed != "":
+			t.Logf("runs in the process beside only other deployments' timed cases (at most %d at once): %s", timedConcurrency, c.timed)
 		case c.exclusive != "":
 			t.Logf("runs alone on the deployment: %s", c.exclusive)
 		}

@@ -32,11 +32,17 @@ type testCase struct {
 	// of other deployments (other servers) may run meanwhile.
 	exclusive string
 	// quiet, when set, says why the case must have the whole process to
-	// itself: it counts every goroutine of the process, or its timing is
-	// tight enough that the load of other deployments' cases broke it
-	// (Quorum/SilentMinority). Such cases run first on their deployment
-	// too, each with no other case of any deployment running.
+	// itself: it counts every goroutine of the process, or the restarts
+	// of other deployments' cases broke it (Quorum/MinorityDown). Such
+	// cases run first on their deployment too, each with no other case of
+	// any deployment running.
 	quiet string
+	// timed, when set, says why the case bounds how long calls take
+	// tightly enough that the load of other deployments' cases broke it
+	// (Quorum/SilentMinority). It runs as a quiet case does, except that
+	// up to timedConcurrency timed cases (of other deployments) run at
+	// once: no other case runs beside them (see processGate).
+	timed string
 	// needs, when set, says what the rule does that needs more than an
 	// application's ACL user (admin commands such as DEBUG, CLIENT PAUSE or
 	// KILL, SCRIPT FLUSH, CONFIG, INFO, ACL, Cluster administration; or

@@ -80,9 +80,10 @@ func DefaultProfile(srv *redisserver.Server) (string, error) {
 }
 
 // RunGroupsQuiet is RunGroups of only the groups' quiet rules (those that
-// must have the process to themselves: testCase.quiet), when quiet is
+// must have the process to themselves, testCase.quiet, or share it only
+// with each other, testCase.timed), when quiet is
 // true, or of all their other rules.
 func RunGroupsQuiet(t *testing.T, d Driver, quiet bool, groups ...string) {
 	t.Helper()
-	runGroups(t, d, func(c testCase) bool { return (c.quiet != "") == quiet }, groups...)
+	runGroups(t, d, func(c testCase) bool { return (c.quiet != "" || c.timed != "") == quiet }, groups...)
 }

@@ -41,26 +41,25 @@ var guestNotApplicable = map[string]string{
 // TestGuest checks that the suite is a good guest on a server it did not
 // start: against a redis-server started here as a user would (appendonly
 // yes, DEBUG refused: --enable-debug-command no, or DEBUG renamed away
-// before Redis 7.0, which has no such directive), pointed at by
-// SCRIPTLOCK_REDIS_ADDR, the rules that touch server state leave every
-// setting (CONFIG GET *, appendonly still yes) and the ACL users (ACL
-// LIST) as they found them, and those that cannot run there report
-// themselves not applicable with the reason.
+// before Redis 7.0, which has no such directive), named as
+// SCRIPTLOCK_REDIS_ADDR would name it, the rules that touch server state
+// leave every setting (CONFIG GET *, appendonly still yes) and the ACL
+// users (ACL LIST) as they found them, and those that cannot run there
+// report themselves not applicable with the reason. It runs at the same
+// time as the other tests, each driver on a server of its own.
 func TestGuest(t *testing.T) {
-	if set := redisserver.ExternalEnv(); len(set) > 0 {
-		// Not a rule: a check of the suite itself, on servers it starts.
-		t.Skipf("TestGuest checks the suite itself, on a server it starts by hand; it does not run while %v names your deployment", set)
-	}
-	clearDeploymentEnv(t)
-	t.Setenv(conformance.EnvSuite, conformance.ProfileFull) // the guest rules change settings: the full profile
+	ownServersOnly(t)
+	t.Parallel()
 	for _, d := range testdrivers.All() {
 		t.Run("driver="+d.Name, func(t *testing.T) {
+			t.Parallel()
 			srv := startByHand(t)
 			before := guestState(t, srv)
 			require.Equal(t, "yes", before.config["appendonly"], "CONFIG GET appendonly on the server started with --appendonly yes")
 			t.Logf("before: appendonly %s; ACL LIST %q", before.config["appendonly"], before.acl)
 
-			got := conformance.RunStandaloneRules(t, d, guestRules...)
+			// The guest rules change settings: the full profile.
+			got := conformance.RunStandaloneRulesOn(t, d, srv, conformance.ProfileFull, guestRules...)
 
 			// Named like a rule of the standalone deployment, so that
 			// scripts/compat.sh reports it in that cell.
@@ -128,9 +127,9 @@ func guestState(t *testing.T, s *redisserver.Server) serverState {
 
 // startByHand starts the redis-server in PATH as a user would, not through
 // internal/redisserver: appendonly yes, DEBUG refused, on a free loopback
-// port in a temporary directory. It points SCRIPTLOCK_REDIS_ADDR at it
-// for the rest of t and returns it as redisserver sees it (an external
-// server), and stops it after t.
+// port in a temporary directory. It returns it as redisserver sees a
+// server SCRIPTLOCK_REDIS_ADDR names (an external server), and stops it
+// after t.
 func startByHand(t *testing.T) *redisserver.Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
@@ -161,15 +160,11 @@ func startByHand(t *testing.T) *redisserver.Server {
 	})
 
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	t.Setenv(redisserver.EnvRedisAddr, addr)
 	var last error
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		s, stop, err := redisserver.Launch(ctx)
-		cancel()
+		s, err := redisserver.Open("redis://"+addr, "")
 		if err == nil {
-			t.Cleanup(stop)
-			require.True(t, s.External(), "redisserver.Launch with %s=%s: want the external server", redisserver.EnvRedisAddr, addr)
+			require.True(t, s.External(), "redisserver.Open(redis://%s): want an external server", addr)
 			t.Logf("started by hand: %s %s (%s)", bin, strings.Join(args, " "), ver)
 			return s
 		}
