@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -113,6 +115,22 @@ func (qs *quorumSet) held(i int, name string) bool {
 	return false
 }
 
+// describe prints keys of server i (1 or 2) with their type, content and
+// remaining TTL, for a failure message.
+func (qs *quorumSet) describe(i int, keys []string) string {
+	var b strings.Builder
+	for _, k := range keys {
+		typ, _ := qs.servers[i].Do(qs.e.ctx, "TYPE", k)
+		var content any
+		if typ == "hash" {
+			content, _ = qs.servers[i].Do(qs.e.ctx, "HGETALL", k)
+		}
+		pttl, _ := qs.servers[i].Do(qs.e.ctx, "PTTL", k)
+		fmt.Fprintf(&b, "%s (%v, pttl %v ms): %v; ", k, typ, pttl, canonical(content))
+	}
+	return b.String()
+}
+
 // kill kills server i (1 or 2) as a crash would.
 func (qs *quorumSet) kill(i int) {
 	qs.e.t.Helper()
@@ -160,11 +178,16 @@ func checkQuorumMajority(t *testing.T, e *env) {
 	// TryLock's, say) finish in the background: their grants are released.
 	assert.Eventually(t, func() bool { return len(e.keysLeft()) == 0 }, 5*time.Second, 10*time.Millisecond, "call: keys left on the case's deployment after Unlock: %v", e.keysLeft())
 	for i := 1; i < 3; i++ {
+		var left []string
 		assert.Eventually(t, func() bool {
 			ks, err := qs.servers[i].Keys(e.ctx, e.prefix+"*")
 			require.NoError(t, err)
+			left = ks
 			return len(ks) == 0
 		}, 5*time.Second, 10*time.Millisecond, "call: keys left on deployment %d after Unlock", i)
+		if len(left) > 0 {
+			t.Logf("keys left on deployment %d: %s", i, qs.describe(i, left))
+		}
 	}
 }
 
