@@ -116,7 +116,7 @@ func (l *lookup) bestPeer(unit string, lower bool, driver string, levels ...stri
 		}
 	}
 	if best.row == nil {
-		where := "any driver"
+		where := "driver=<any>"
 		if driver != "" {
 			where = "driver=" + driver
 		}
