@@ -145,6 +145,8 @@ func sl(lib, d string, levels ...string) []string {
 	return append([]string{"lib=" + lib, "driver=" + d}, levels...)
 }
 
+// contendedP99Peer checks scriptlock's contended wait-p99 on driver d
+// against the lowest of any peer row (at most 0.5x).
 func contendedP99Peer(rs *results, d string) check {
 	c := check{target: fmt.Sprintf("contended (8 goroutines, 1 ms hold), %s: wait-p99 <= 0.5x the best peer's (any driver)", d)}
 	l := &lookup{rs: rs}
@@ -159,6 +161,8 @@ func contendedP99Peer(rs *results, d string) check {
 	return c
 }
 
+// contendedP99FIFO checks scriptlock's contended wait-p99 on driver d
+// against scriptlock-fifo's on d (at most 2x).
 func contendedP99FIFO(rs *results, d string) check {
 	c := check{target: fmt.Sprintf("contended (8 goroutines, 1 ms hold), %s: wait-p99 <= 2x scriptlock-fifo's on %s", d, d)}
 	l := &lookup{rs: rs}
@@ -173,6 +177,8 @@ func contendedP99FIFO(rs *results, d string) check {
 	return c
 }
 
+// contendedFairness checks scriptlock's contended fairness on driver d
+// (at least 0.9).
 func contendedFairness(rs *results, d string) check {
 	c := check{target: fmt.Sprintf("contended (8 goroutines, 1 ms hold), %s: fairness >= 0.9", d)}
 	l := &lookup{rs: rs}
@@ -185,6 +191,8 @@ func contendedFairness(rs *results, d string) check {
 	return c
 }
 
+// contendedHandoffs checks scriptlock's contended handoffs/s on driver d
+// against the highest of any peer row (at least 0.9x).
 func contendedHandoffs(rs *results, d string) check {
 	c := check{target: fmt.Sprintf("contended (8 goroutines, 1 ms hold), %s: handoffs/s >= 0.9x the best peer's (any driver)", d)}
 	l := &lookup{rs: rs}
@@ -214,6 +222,8 @@ func pairedRatio(rs *results, d, metric string, min float64) check {
 	return c
 }
 
+// scriptCost checks BenchmarkScriptCost's cycle-us/op of scriptlock on
+// driver d against raw's (at most 2x).
 func scriptCost(rs *results, d string) check {
 	c := check{target: fmt.Sprintf("server time per uncontended cycle, %s: scriptlock <= 2x raw (BenchmarkScriptCost)", d)}
 	l := &lookup{rs: rs}
@@ -267,6 +277,8 @@ func hasPeer(rs *results, d string, levels []string) bool {
 	return false
 }
 
+// allocs checks scriptlock's allocs/op of an uncontended cycle on
+// driver d against raw's (at most 1.5x).
 func allocs(rs *results, d string) check {
 	c := check{target: fmt.Sprintf("allocations per uncontended cycle (1 client), %s: scriptlock <= 1.5x raw", d)}
 	l := &lookup{rs: rs}
@@ -281,6 +293,8 @@ func allocs(rs *results, d string) check {
 	return c
 }
 
+// semaphoreScriptTime checks one client's semaphore script-us/op on
+// driver d against the Mutex's lock-unlock (at most 1.5x).
 func semaphoreScriptTime(rs *results, d string) check {
 	c := check{target: fmt.Sprintf("semaphore, 1 client, %s: script-us/op <= 1.5x the Mutex's lock-unlock", d)}
 	l := &lookup{rs: rs}
@@ -295,6 +309,8 @@ func semaphoreScriptTime(rs *results, d string) check {
 	return c
 }
 
+// semaphoreScripts checks the script calls per grant of the semaphore
+// with 16 goroutines on driver d (at most 3).
 func semaphoreScripts(rs *results, d string) check {
 	c := check{target: fmt.Sprintf("semaphore, 16 goroutines, %s: scripts/op <= 3 (script calls per grant)", d)}
 	l := &lookup{rs: rs}
