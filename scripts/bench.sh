@@ -50,17 +50,27 @@
 # folder (the rows over the simulated network, on a Cluster, with
 # acknowledged grants and in quorum mode to rtt.txt, cluster.txt, ack.txt
 # and quorum.txt, a table each), with env.txt (machine, Redis, Go,
-# settings), tables.txt and chart.png/chart.svg. Six passes is the fewest
-# for which benchstat prints 95% intervals. Tables use -table '' so rows of
-# both binaries (whose pkg lines differ) land in one table; each table is
-# preceded by the benchstat command that prints it from the raw files.
+# settings), tables.txt and chart.png/chart.svg. With the default filter
+# every pass also runs BenchmarkScriptCost (the server's time per command
+# of an uncontended cycle, scriptlock's and raw's, on the idle server;
+# 5000 cycles, a few seconds) into cost.txt and BenchmarkPaired
+# (scriptlock's uncontended cycle interleaved with raw's and the peer's:
+# xraw, xredislock, xrueidislock; 50 rounds) into paired.txt. Six passes
+# is the fewest for which benchstat prints 95% intervals. Tables use
+# -table '' so rows of both binaries (whose pkg lines differ) land in one
+# table; each table is preceded by the benchstat command that prints it
+# from the raw files. Table (j) is issue 20's targets, each with
+# this run's medians and "met" or "missed" (bench/peers/cmd/benchtargets,
+# from main.txt, peers.txt, paired.txt and cost.txt; "no data" for a
+# target whose rows are missing), preceded by the command that reprints it.
 #
 # Publishing: at the end the tables are copied to
 # bench/results-<UTC date>-<BENCH_NAME>.txt and the raw files (main.txt,
-# peers.txt, rtt.txt, cluster.txt, ack.txt, quorum.txt, hold.txt, env.txt,
-# failures.txt) to bench/results-<UTC date>-<BENCH_NAME>-raw/ (a -HHMM
-# suffix when those exist already), ready to commit beside RESULTS.md:
-# the commands above each table reproduce it from that folder.
+# peers.txt, paired.txt, cost.txt, rtt.txt, cluster.txt, ack.txt,
+# quorum.txt, hold.txt, env.txt, failures.txt) to
+# bench/results-<UTC date>-<BENCH_NAME>-raw/ (a -HHMM suffix when those
+# exist already), ready to commit beside RESULTS.md: the commands above
+# each table reproduce it from that folder.
 set -euo pipefail
 
 usage() { sed -n '2,/^set -euo pipefail$/p' "$0" | sed '$d; s/^# \{0,1\}//; s/^#$//'; }
@@ -95,6 +105,10 @@ passes=${BENCH_PASSES:-$passes}
 contended_n=${BENCH_CONTENDED_N:-1000}
 # the contended rows, with and without a driver level (see BENCH_FILTER)
 contended='Lock/./(driver|op=contended)/(op=contended|clients)'
+# rounds of BenchmarkPaired and cycles of BenchmarkScriptCost per pass (a
+# few seconds each; default filter only)
+paired_n=50
+cost_n=5000
 
 benchtime=${BENCH_TIME:-$benchtime}
 filter=${BENCH_FILTER:-.}
@@ -177,7 +191,8 @@ echo "== compiling the benchmark binaries and tools"
 go test -c -o "$tmp/main.test" ./bench
 (cd bench/peers && go test -c -o "$tmp/peers.test" . &&
 	go build -o "$tmp/benchstat" golang.org/x/perf/cmd/benchstat &&
-	go build -o "$tmp/benchchart" ./cmd/benchchart)
+	go build -o "$tmp/benchchart" ./cmd/benchchart &&
+	go build -o "$tmp/benchtargets" ./cmd/benchtargets)
 
 {
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -217,6 +232,7 @@ run_pass() {
 	: >"$tmp/rtt.txt"
 	: >"$tmp/cluster.txt"
 	: >"$tmp/safety.txt"
+	: >"$tmp/extra.txt"
 	if [[ "$filter" == "." ]]; then
 		# Contended rows run a fixed number of grants, so that their p99 is
 		# a p99 (not the largest of the ~100 waits a short benchtime gives).
@@ -239,6 +255,16 @@ run_pass() {
 			(cd "$dir" && "$bin" -test.run '^$' -test.bench 'LockAck|LockQuorum' \
 				-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/safety.txt" 2>&1) || rc=$?
 			keep_rows "$tmp/safety.txt" /dev/null
+			# the server's time per command of an uncontended cycle: the
+			# server must be idle, as it is between rows
+			(cd "$dir" && "$bin" -test.run '^$' -test.bench '^BenchmarkScriptCost$' \
+				-test.benchtime "${cost_n}x" -test.timeout 10m >"$tmp/extra.txt" 2>&1) || rc=$?
+			grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/extra.txt" >>"$out/cost.txt" || true
+		else
+			# scriptlock's uncontended cycle interleaved with raw's and the peer's
+			(cd "$dir" && "$bin" -test.run '^$' -test.bench '^BenchmarkPaired$' \
+				-test.benchtime "${paired_n}x" -test.timeout 10m >"$tmp/extra.txt" 2>&1) || rc=$?
+			grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/extra.txt" >>"$out/paired.txt" || true
 		fi
 	else
 		(cd "$dir" && "$bin" -test.run '^$' -test.bench "$filter" \
@@ -248,7 +274,7 @@ run_pass() {
 	if [[ $rc -ne 0 ]]; then
 		{
 			echo "pass $i, $label (exit $rc):"
-			grep -h -E -A3 -e '--- FAIL' -e '^panic' -e 'test timed out' "$tmp/pass.txt" "$tmp/rtt.txt" "$tmp/cluster.txt" "$tmp/safety.txt" | sed 's/^/    /' | head -40
+			grep -h -E -A3 -e '--- FAIL' -e '^panic' -e 'test timed out' "$tmp/pass.txt" "$tmp/rtt.txt" "$tmp/cluster.txt" "$tmp/safety.txt" "$tmp/extra.txt" | sed 's/^/    /' | head -40
 		} >>"$out/failures.txt"
 		echo "   (pass $i, $label: some rows failed; see failures.txt)" >&2
 	fi
@@ -378,6 +404,12 @@ bs() {
 		bs -col '/lock@(mutex quorum)' "$out/quorum.txt"
 		echo
 	fi
+	echo "### (j) issue 20's targets, met or missed (medians over the passes; run the command in the raw folder, inside the repository)"
+	echo
+	echo "\$ go run github.com/scriptlock/scriptlock/bench/peers/cmd/benchtargets ."
+	echo
+	"$tmp/benchtargets" "$out" || echo "(benchtargets failed: exit $?)"
+	echo
 	echo "### failing rows (missing from the tables above for the passes named)"
 	echo
 	if [[ -s "$out/failures.txt" ]]; then
@@ -407,7 +439,7 @@ if [[ "${BENCH_PUBLISH:-1}" != 0 ]]; then
 	fi
 	mkdir -p "$pub-raw"
 	cp "$out/tables.txt" "$pub.txt"
-	for f in env main peers rtt cluster ack quorum hold failures; do
+	for f in env main peers paired cost rtt cluster ack quorum hold failures; do
 		if [[ -e "$out/$f.txt" ]]; then
 			cp "$out/$f.txt" "$pub-raw/"
 		fi

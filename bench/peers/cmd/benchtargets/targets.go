@@ -1,0 +1,380 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// drivers are scriptlock's in-tree drivers, in the order of bench.Drivers.
+var drivers = []string{"goredis", "redigo", "rueidis", "valkeygo"}
+
+// mainLibs are the libraries of the main module's rows; every other lib
+// of a BenchmarkLock row (redsync, redislock, rueidislock, and their
+// -tuned rows) is a peer.
+var mainLibs = map[string]bool{"scriptlock": true, "scriptlock-fifo": true, "raw": true, "syncmutex": true}
+
+// The levels of the rows the targets read (BenchmarkLock's scenarios).
+var (
+	contended  = []string{"op=contended", "clients=8", "hold=1ms"}
+	clients64  = []string{"op=lock-unlock", "clients=64"}
+	clients1   = []string{"op=lock-unlock", "clients=1"}
+	semaphore1 = []string{"op=semaphore", "clients=1"}
+	semaphoreN = []string{"op=semaphore", "clients=16"}
+)
+
+// check is one target on one driver: what it demands, the figures of the
+// run it was judged on, and its verdict; or, when missing is not empty,
+// the rows (and units) whose figures were not found, and no verdict.
+type check struct {
+	target  string
+	figures string
+	met     bool
+	missing []string
+}
+
+// judge evaluates the targets of issue 20 on rs, in a fixed order: per
+// driver, the contended ones, then the uncontended (paired), the server's
+// time per cycle, 64 clients, allocations and the semaphore's.
+func judge(rs *results) []check {
+	var cs []check
+	add := func(c check) { cs = append(cs, c) }
+	for _, d := range drivers {
+		add(contendedP99Peer(rs, d))
+		add(contendedP99FIFO(rs, d))
+		add(contendedFairness(rs, d))
+		add(contendedHandoffs(rs, d))
+	}
+	for _, d := range drivers {
+		add(pairedRatio(rs, d, "xraw", 0.9))
+	}
+	add(pairedRatio(rs, "goredis", "xredislock", 1.0))
+	for _, d := range drivers {
+		add(scriptCost(rs, d))
+	}
+	for _, d := range drivers {
+		add(throughput64(rs, d))
+	}
+	for _, d := range drivers {
+		add(allocs(rs, d))
+	}
+	for _, d := range drivers {
+		add(semaphoreScriptTime(rs, d))
+	}
+	for _, d := range drivers {
+		add(semaphoreScripts(rs, d))
+	}
+	return cs
+}
+
+// figure is a median of one row's unit, with its label for the table.
+type figure struct {
+	row   *row
+	label string
+	v     float64
+}
+
+// lookup is a target's access to the rows: each missing figure is noted.
+type lookup struct {
+	rs      *results
+	missing []string
+}
+
+// get returns the median of unit of the row of base with the given levels
+// (lib and driver included), noting it as missing when absent.
+func (l *lookup) get(unit, src, base string, levels ...string) figure {
+	r := l.rs.find(base, levels...)
+	if r != nil {
+		if v, ok := r.median(unit); ok {
+			return figure{row: r, label: label(r), v: v}
+		}
+	}
+	l.missing = append(l.missing, fmt.Sprintf("%s/%s %s (%s)", base, strings.Join(levels, "/"), unit, src))
+	return figure{}
+}
+
+// bestPeer returns the peer row of BenchmarkLock with levels (on driver,
+// or any driver when driver is "") whose median of unit is the lowest
+// (lower) or the highest, noting it as missing when there is none.
+func (l *lookup) bestPeer(unit string, lower bool, driver string, levels ...string) figure {
+	want := levels
+	if driver != "" {
+		want = append([]string{"driver=" + driver}, levels...)
+	}
+	var best figure
+	for _, r := range l.rs.match("BenchmarkLock", want...) {
+		if lib := r.level("lib"); lib == "" || mainLibs[lib] {
+			continue
+		}
+		v, ok := r.median(unit)
+		if !ok {
+			continue
+		}
+		if best.row == nil || (lower && v < best.v) || (!lower && v > best.v) {
+			best = figure{row: r, label: label(r), v: v}
+		}
+	}
+	if best.row == nil {
+		where := "driver=<any>"
+		if driver != "" {
+			where = "driver=" + driver
+		}
+		l.missing = append(l.missing, fmt.Sprintf("a peer row BenchmarkLock/lib=<peer>/%s/%s %s (peers.txt)", where, strings.Join(levels, "/"), unit))
+	}
+	return best
+}
+
+// ok reports whether every figure was found.
+func (l *lookup) ok() bool { return len(l.missing) == 0 }
+
+// label names a row in the table: "lib/driver", or its levels.
+func label(r *row) string {
+	lib, d := r.level("lib"), r.level("driver")
+	switch {
+	case lib != "" && d != "":
+		return lib + "/" + d
+	case lib != "":
+		return lib
+	}
+	return r.name()
+}
+
+// sl returns the levels of lib on driver d followed by levels.
+func sl(lib, d string, levels ...string) []string {
+	return append([]string{"lib=" + lib, "driver=" + d}, levels...)
+}
+
+// contendedP99Peer checks scriptlock's contended wait-p99 on driver d
+// against the lowest of any peer row (at most 0.5x).
+func contendedP99Peer(rs *results, d string) check {
+	c := check{target: fmt.Sprintf("contended (8 goroutines, 1 ms hold), %s: wait-p99 <= 0.5x the best peer's (any driver)", d)}
+	l := &lookup{rs: rs}
+	ours := l.get("wait-p99-ns", "main.txt", "BenchmarkLock", sl("scriptlock", d, contended...)...)
+	peer := l.bestPeer("wait-p99-ns", true, "", contended...)
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	r := ratio(ours.v, peer.v)
+	c.figures = fmt.Sprintf("%s %s vs %s %s wait-p99-ns: %sx", ours.label, num(ours.v), peer.label, num(peer.v), ratioStr(r))
+	c.met = r <= 0.5
+	return c
+}
+
+// contendedP99FIFO checks scriptlock's contended wait-p99 on driver d
+// against scriptlock-fifo's on d (at most 2x).
+func contendedP99FIFO(rs *results, d string) check {
+	c := check{target: fmt.Sprintf("contended (8 goroutines, 1 ms hold), %s: wait-p99 <= 2x scriptlock-fifo's on %s", d, d)}
+	l := &lookup{rs: rs}
+	ours := l.get("wait-p99-ns", "main.txt", "BenchmarkLock", sl("scriptlock", d, contended...)...)
+	fifo := l.get("wait-p99-ns", "main.txt", "BenchmarkLock", sl("scriptlock-fifo", d, contended...)...)
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	r := ratio(ours.v, fifo.v)
+	c.figures = fmt.Sprintf("%s %s vs %s %s wait-p99-ns: %sx", ours.label, num(ours.v), fifo.label, num(fifo.v), ratioStr(r))
+	c.met = r <= 2
+	return c
+}
+
+// contendedFairness checks scriptlock's contended fairness on driver d
+// (at least 0.9).
+func contendedFairness(rs *results, d string) check {
+	c := check{target: fmt.Sprintf("contended (8 goroutines, 1 ms hold), %s: fairness >= 0.9", d)}
+	l := &lookup{rs: rs}
+	ours := l.get("fairness", "main.txt", "BenchmarkLock", sl("scriptlock", d, contended...)...)
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	c.figures = fmt.Sprintf("%s fairness %s", ours.label, num(ours.v))
+	c.met = ours.v >= 0.9
+	return c
+}
+
+// contendedHandoffs checks scriptlock's contended handoffs/s on driver d
+// against the highest of any peer row (at least 0.9x).
+func contendedHandoffs(rs *results, d string) check {
+	c := check{target: fmt.Sprintf("contended (8 goroutines, 1 ms hold), %s: handoffs/s >= 0.9x the best peer's (any driver)", d)}
+	l := &lookup{rs: rs}
+	ours := l.get("handoffs/s", "main.txt", "BenchmarkLock", sl("scriptlock", d, contended...)...)
+	peer := l.bestPeer("handoffs/s", false, "", contended...)
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	r := ratio(ours.v, peer.v)
+	c.figures = fmt.Sprintf("%s %s vs %s %s handoffs/s: %sx", ours.label, num(ours.v), peer.label, num(peer.v), ratioStr(r))
+	c.met = r >= 0.9
+	return c
+}
+
+// pairedRatio checks BenchmarkPaired's ratio metric (xraw, xredislock) on
+// driver d: its median over passes (each pass's figure a median over
+// rounds) must be at least min.
+func pairedRatio(rs *results, d, metric string, min float64) check {
+	c := check{target: fmt.Sprintf("uncontended Lock+Unlock, %s: %s >= %.1f (BenchmarkPaired)", d, metric, min)}
+	l := &lookup{rs: rs}
+	x := l.get(metric, "paired.txt", "BenchmarkPaired", "driver="+d)
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	c.figures = fmt.Sprintf("%s %s", metric, ratioStr(x.v))
+	c.met = x.v >= min
+	return c
+}
+
+// scriptCost checks BenchmarkScriptCost's cycle-us/op of scriptlock on
+// driver d against raw's (at most 2x).
+func scriptCost(rs *results, d string) check {
+	c := check{target: fmt.Sprintf("server time per uncontended cycle, %s: scriptlock <= 2x raw (BenchmarkScriptCost)", d)}
+	l := &lookup{rs: rs}
+	ours := l.get("cycle-us/op", "cost.txt", "BenchmarkScriptCost", "lib=scriptlock", "driver="+d)
+	raw := l.get("cycle-us/op", "cost.txt", "BenchmarkScriptCost", "lib=raw", "driver="+d)
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	r := ratio(ours.v, raw.v)
+	c.figures = fmt.Sprintf("%s %s vs %s %s cycle-us/op: %sx", ours.label, num(ours.v), raw.label, num(raw.v), ratioStr(r))
+	c.met = r <= 2
+	return c
+}
+
+// throughput64 compares 64 clients' throughput with the best peer's on the
+// same driver (1.3x on rueidis, 1.0x elsewhere); a driver no peer runs on
+// is compared with the best peer of any driver, and says so.
+func throughput64(rs *results, d string) check {
+	min := 1.0
+	if d == "rueidis" {
+		min = 1.3
+	}
+	c := check{target: fmt.Sprintf("64 clients, %s: throughput >= %.1fx the best peer's on %s (peer ns/op / ours)", d, min, d)}
+	l := &lookup{rs: rs}
+	ours := l.get("ns/op", "main.txt", "BenchmarkLock", sl("scriptlock", d, clients64...)...)
+	note := ""
+	var peer figure
+	if hasPeer(rs, d, clients64) {
+		peer = l.bestPeer("ns/op", true, d, clients64...)
+	} else {
+		note = "no peer on this driver; best peer of any driver: "
+		peer = l.bestPeer("ns/op", true, "", clients64...)
+	}
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	r := ratio(peer.v, ours.v)
+	c.figures = fmt.Sprintf("%s%s %s vs %s %s ns/op: %sx", note, peer.label, num(peer.v), ours.label, num(ours.v), ratioStr(r))
+	c.met = r >= min
+	return c
+}
+
+// hasPeer reports whether a peer row of BenchmarkLock with levels runs on
+// driver d.
+func hasPeer(rs *results, d string, levels []string) bool {
+	for _, r := range rs.match("BenchmarkLock", append([]string{"driver=" + d}, levels...)...) {
+		if lib := r.level("lib"); lib != "" && !mainLibs[lib] {
+			return true
+		}
+	}
+	return false
+}
+
+// allocs checks scriptlock's allocs/op of an uncontended cycle on
+// driver d against raw's (at most 1.5x).
+func allocs(rs *results, d string) check {
+	c := check{target: fmt.Sprintf("allocations per uncontended cycle (1 client), %s: scriptlock <= 1.5x raw", d)}
+	l := &lookup{rs: rs}
+	ours := l.get("allocs/op", "main.txt", "BenchmarkLock", sl("scriptlock", d, clients1...)...)
+	raw := l.get("allocs/op", "main.txt", "BenchmarkLock", sl("raw", d, clients1...)...)
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	r := ratio(ours.v, raw.v)
+	c.figures = fmt.Sprintf("%s %s vs %s %s allocs/op: %sx", ours.label, num(ours.v), raw.label, num(raw.v), ratioStr(r))
+	c.met = r <= 1.5
+	return c
+}
+
+// semaphoreScriptTime checks one client's semaphore script-us/op on
+// driver d against the Mutex's lock-unlock (at most 1.5x).
+func semaphoreScriptTime(rs *results, d string) check {
+	c := check{target: fmt.Sprintf("semaphore, 1 client, %s: script-us/op <= 1.5x the Mutex's lock-unlock", d)}
+	l := &lookup{rs: rs}
+	sem := l.get("script-us/op", "main.txt", "BenchmarkLock", sl("scriptlock", d, semaphore1...)...)
+	mu := l.get("script-us/op", "main.txt", "BenchmarkLock", sl("scriptlock", d, clients1...)...)
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	r := ratio(sem.v, mu.v)
+	c.figures = fmt.Sprintf("semaphore %s vs mutex %s script-us/op: %sx", num(sem.v), num(mu.v), ratioStr(r))
+	c.met = r <= 1.5
+	return c
+}
+
+// semaphoreScripts checks the script calls per grant of the semaphore
+// with 16 goroutines on driver d (at most 3).
+func semaphoreScripts(rs *results, d string) check {
+	c := check{target: fmt.Sprintf("semaphore, 16 goroutines, %s: scripts/op <= 3 (script calls per grant)", d)}
+	l := &lookup{rs: rs}
+	n := l.get("scripts/op", "main.txt", "BenchmarkLock", sl("scriptlock", d, semaphoreN...)...)
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	c.figures = fmt.Sprintf("scripts/op %s", num(n.v))
+	c.met = n.v <= 3
+	return c
+}
+
+// ratio returns a/b (+Inf when b is 0 and a is not, 1 when both are).
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		if a == 0 {
+			return 1
+		}
+		return math.Inf(1)
+	}
+	return a / b
+}
+
+// ratioStr prints a ratio with 2 decimals.
+func ratioStr(r float64) string { return fmt.Sprintf("%.2f", r) }
+
+// num prints a figure: whole when it is whole or above 100, 2 decimals
+// from 1, 3 significant digits below.
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100 || a == math.Trunc(a):
+		return fmt.Sprintf("%.0f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// report prints cs as a markdown table (target | figure(s) | verdict),
+// then a "no data" line per target whose rows were missing, then a count
+// of each verdict.
+func report(w io.Writer, cs []check) {
+	fmt.Fprintln(w, "| target | figure(s), medians over passes | verdict |")
+	fmt.Fprintln(w, "|---|---|---|")
+	var met, missed int
+	var none []check
+	for _, c := range cs {
+		if len(c.missing) > 0 {
+			none = append(none, c)
+			continue
+		}
+		v := "missed"
+		if c.met {
+			v, met = "met", met+1
+		} else {
+			missed++
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", c.target, c.figures, v)
+	}
+	if len(none) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, c := range none {
+		fmt.Fprintf(w, "no data: %s: %s\n", c.target, strings.Join(c.missing, "; "))
+	}
+	fmt.Fprintf(w, "\n%d targets: %d met, %d missed, %d without data\n", len(cs), met, missed, len(none))
+}

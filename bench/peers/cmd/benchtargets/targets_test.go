@@ -1,0 +1,165 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Two passes of a few rows; the second pass's names end in -8, not -2.
+// cost.txt is not written: its targets have no data.
+var sample = map[string]string{
+	"main.txt": `goos: linux
+pkg: github.com/scriptlock/scriptlock/bench
+BenchmarkLock/lib=scriptlock/driver=goredis/op=contended/clients=8/hold=1ms-2  1000  1400000 ns/op  0.95 fairness  700 handoffs/s  10000000 wait-p99-ns
+BenchmarkLock/lib=scriptlock-fifo/driver=goredis/op=contended/clients=8/hold=1ms-2  1000  1400000 ns/op  1.000 fairness  700 handoffs/s  4000000 wait-p99-ns
+BenchmarkLock/lib=scriptlock/driver=goredis/op=lock-unlock/clients=1-2  1000  120000 ns/op  18 allocs/op
+BenchmarkLock/lib=raw/driver=goredis/op=lock-unlock/clients=1-2  1000  110000 ns/op  21 allocs/op
+BenchmarkLock/lib=scriptlock/driver=goredis/op=contended/clients=8/hold=1ms-8  1000  1400000 ns/op  0.97 fairness  720 handoffs/s  12000000 wait-p99-ns
+BenchmarkLock/lib=scriptlock-fifo/driver=goredis/op=contended/clients=8/hold=1ms-8  1000  1400000 ns/op  1.000 fairness  700 handoffs/s  6000000 wait-p99-ns
+BenchmarkLock/lib=scriptlock/driver=goredis/op=lock-unlock/clients=1-8  1000  120000 ns/op  18 allocs/op
+BenchmarkLock/lib=raw/driver=goredis/op=lock-unlock/clients=1-8  1000  110000 ns/op  21 allocs/op
+PASS
+`,
+	"peers.txt": `pkg: github.com/scriptlock/scriptlock/bench/peers
+BenchmarkLock/lib=redsync/driver=goredis/op=contended/clients=8/hold=1ms-2  1000  1400000 ns/op  800 handoffs/s  30000000 wait-p99-ns
+BenchmarkLock/lib=redislock-tuned/driver=goredis/op=contended/clients=8/hold=1ms-2  1000  1400000 ns/op  600 handoffs/s  25000000 wait-p99-ns
+BenchmarkLock/lib=redsync/driver=goredis/op=contended/clients=8/hold=1ms-8  1000  1400000 ns/op  760 handoffs/s  26000000 wait-p99-ns
+BenchmarkLock/lib=redislock-tuned/driver=goredis/op=contended/clients=8/hold=1ms-8  1000  1400000 ns/op  600 handoffs/s  27000000 wait-p99-ns
+`,
+	"paired.txt": `BenchmarkPaired/driver=goredis-2  200  30000000 ns/op  0.95 xraw  0.90 xredislock
+BenchmarkPaired/driver=goredis-8  200  30000000 ns/op  0.89 xraw  1.00 xredislock
+`,
+}
+
+// writeSample writes sample's files into a new folder and returns it.
+func writeSample(t *testing.T) string {
+	dir := t.TempDir()
+	for name, text := range sample {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// loadSample reads the sample folder's files.
+func loadSample(t *testing.T) *results {
+	dir := writeSample(t)
+	rs := newResults()
+	for _, f := range []string{"main.txt", "peers.txt", "paired.txt", "cost.txt"} {
+		found, err := rs.loadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := f != "cost.txt"; found != want {
+			t.Errorf("loadFile(%s) found = %v, want %v", f, found, want)
+		}
+	}
+	return rs
+}
+
+func TestMedians(t *testing.T) {
+	rs := loadSample(t)
+	for _, c := range []struct {
+		row  string
+		unit string
+		want float64
+	}{
+		{"BenchmarkLock/lib=scriptlock/driver=goredis/op=contended/clients=8/hold=1ms", "wait-p99-ns", 11e6},
+		{"BenchmarkLock/lib=scriptlock/driver=goredis/op=contended/clients=8/hold=1ms", "fairness", 0.96},
+		{"BenchmarkLock/lib=scriptlock/driver=goredis/op=contended/clients=8/hold=1ms", "ns/op", 1.4e6},
+		{"BenchmarkLock/lib=scriptlock-fifo/driver=goredis/op=contended/clients=8/hold=1ms", "wait-p99-ns", 5e6},
+		{"BenchmarkLock/lib=redsync/driver=goredis/op=contended/clients=8/hold=1ms", "handoffs/s", 780},
+		{"BenchmarkPaired/driver=goredis", "xraw", 0.92},
+		{"BenchmarkPaired/driver=goredis", "xredislock", 0.95},
+	} {
+		r := rs.byKey[c.row]
+		if r == nil {
+			t.Errorf("no row %s (the -2 and -8 passes should be one row)", c.row)
+			continue
+		}
+		if n := len(r.samples[c.unit]); n != 2 {
+			t.Errorf("%s %s: %d samples, want 2 (one per pass)", c.row, c.unit, n)
+		}
+		if got, _ := r.median(c.unit); !near(got, c.want) {
+			t.Errorf("median of %s %s = %v, want %v", c.row, c.unit, got, c.want)
+		}
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	cs := judge(loadSample(t))
+	for _, c := range []struct {
+		target string // a unique part of the target
+		met    bool
+		figure string // a part of the figures
+	}{
+		// 11 ms vs redislock-tuned's 26 ms (the lower peer median): 0.42x
+		{"goredis: wait-p99 <= 0.5x the best peer's", true, "redislock-tuned/goredis 26000000 wait-p99-ns: 0.42x"},
+		// 11 ms vs FIFO's 5 ms: 2.20x
+		{"goredis: wait-p99 <= 2x scriptlock-fifo's", false, "scriptlock-fifo/goredis 5000000 wait-p99-ns: 2.20x"},
+		{"goredis: fairness >= 0.9", true, "fairness 0.96"},
+		// 710 vs redsync's 780 (the higher peer median): 0.91x
+		{"goredis: handoffs/s >= 0.9x", true, "scriptlock/goredis 710 vs redsync/goredis 780 handoffs/s: 0.91x"},
+		{"goredis: xraw >= 0.9", true, "xraw 0.92"},
+		{"goredis: xredislock >= 1.0", false, "xredislock 0.95"},
+		{"(1 client), goredis: scriptlock <= 1.5x raw", true, "18 vs raw/goredis 21 allocs/op: 0.86x"},
+	} {
+		var found *check
+		for i := range cs {
+			if strings.Contains(cs[i].target, c.target) {
+				found = &cs[i]
+				break
+			}
+		}
+		if found == nil {
+			t.Errorf("no target %q", c.target)
+			continue
+		}
+		if len(found.missing) > 0 {
+			t.Errorf("%s: no data: %v", found.target, found.missing)
+			continue
+		}
+		if found.met != c.met || !strings.Contains(found.figures, c.figure) {
+			t.Errorf("%s: met = %v, figures %q; want met = %v, figures with %q", found.target, found.met, found.figures, c.met, c.figure)
+		}
+	}
+}
+
+func TestReport(t *testing.T) {
+	dir := writeSample(t)
+	var b strings.Builder
+	files := []string{"main.txt", "peers.txt", "paired.txt", "cost.txt"}
+	for i := range files {
+		files[i] = filepath.Join(dir, files[i])
+	}
+	if err := run(&b, files); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"| target | figure(s), medians over passes | verdict |\n",
+		"| contended (8 goroutines, 1 ms hold), goredis: fairness >= 0.9 | scriptlock/goredis fairness 0.96 | met |\n",
+		"| uncontended Lock+Unlock, goredis: xredislock >= 1.0 (BenchmarkPaired) | xredislock 0.95 | missed |\n",
+		"no data: server time per uncontended cycle, goredis: scriptlock <= 2x raw (BenchmarkScriptCost): BenchmarkScriptCost/lib=scriptlock/driver=goredis cycle-us/op (cost.txt)",
+		"no data: uncontended Lock+Unlock, redigo: xraw >= 0.9 (BenchmarkPaired): BenchmarkPaired/driver=redigo xraw (paired.txt)\n",
+		"41 targets: 5 met, 2 missed, 34 without data\n",
+		"cost.txt: not found)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q; it is:\n%s", want, out)
+		}
+	}
+}
+
+func TestUnreadable(t *testing.T) {
+	// a folder where a file is expected cannot be read
+	if err := run(&strings.Builder{}, []string{t.TempDir()}); err == nil {
+		t.Error("run on a folder as a file: no error, want one")
+	}
+}
+
+// near reports whether a and b agree to 1e-9.
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
