@@ -16,9 +16,10 @@
 #   BENCH_MODE=short|full   preset of passes and benchtime (default short)
 #   BENCH_PASSES=N          override the number of passes
 #   BENCH_TIME=D            override -test.benchtime (such as 500ms, 2s)
-#   BENCH_CONTENDED_N=N     grants per contended row and pass (default 1000:
-#                           enough waits for a p99); with the default filter
-#                           those rows run apart, with -test.benchtime Nx
+#   BENCH_CONTENDED_N=N     grants per contended row (and semaphore row) and
+#                           pass (default 1000: enough waits for a p99); with
+#                           the default filter those rows run apart, with
+#                           -test.benchtime Nx
 #   BENCH_FILTER=RE         -test.bench regexp (default ., every row), such
 #                           as 'Lock/lib=scriptlock' or 'Lock/.*/op=contended'.
 #                           Each /-separated part matches one level and rows
@@ -103,8 +104,9 @@ full) passes=10 benchtime=1s ;;
 esac
 passes=${BENCH_PASSES:-$passes}
 contended_n=${BENCH_CONTENDED_N:-1000}
-# the contended rows, with and without a driver level (see BENCH_FILTER)
-contended='Lock/./(driver|op=contended)/(op=contended|clients)'
+# the contended rows and the semaphore's, with and without a driver level
+# (see BENCH_FILTER)
+contended='Lock/./(driver|op=(contended|semaphore))/(op=(contended|semaphore)|clients)'
 # rounds of BenchmarkPaired and cycles of BenchmarkScriptCost per pass (a
 # few seconds each; default filter only)
 paired_n=50
@@ -235,7 +237,10 @@ run_pass() {
 	: >"$tmp/extra.txt"
 	if [[ "$filter" == "." ]]; then
 		# Contended rows run a fixed number of grants, so that their p99 is
-		# a p99 (not the largest of the ~100 waits a short benchtime gives).
+		# a p99 (not the largest of the ~100 waits a short benchtime gives);
+		# so do the semaphore's, whose per-grant figures (scripts/op) would
+		# otherwise carry the start of a short run (16 goroutines on 4
+		# permits: 12 first tries refused, 0.035 per grant over 343 grants).
 		# The rows over the simulated network (BenchmarkLockRTT, main module
 		# only) go to their own file.
 		(cd "$dir" && "$bin" -test.run '^$' -test.bench 'BenchmarkLock$' -test.skip "$contended" \
