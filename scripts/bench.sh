@@ -343,9 +343,9 @@ bs() {
 	echo
 	bs -filter '/lib:(scriptlock OR raw) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore OR sem-holders OR multi)' -col /lib "$out/main.txt"
 	echo
-	echo "### (b) scriptlock vs peers on the same client library, uncontended (redigo and valkeygo have no peer)"
+	echo "### (b) scriptlock vs peers on the same client library, uncontended (valkey-go has no peer; on redigo, redsync only)"
 	echo
-	bs -filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore OR sem-holders OR multi) -/driver:(redigo OR valkeygo)' -col /lib "$out/main.txt" "$out/peers.txt"
+	bs -filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore OR sem-holders OR multi) -/driver:valkeygo' -col /lib "$out/main.txt" "$out/peers.txt"
 	echo
 	echo "### (c) contended, 8 goroutines holding 1 ms: every lib and driver (compare rows)"
 	echo

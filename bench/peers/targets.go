@@ -8,6 +8,7 @@ import (
 	"github.com/bsm/redislock"
 	"github.com/go-redsync/redsync/v4"
 	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	redsyncredigo "github.com/go-redsync/redsync/v4/redis/redigo"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
@@ -25,9 +26,12 @@ const (
 )
 
 // Targets returns the peers' rows, in order: redsync, redsync-tuned,
-// redislock, redislock-tuned (all on go-redis), rueidislock and
-// rueidislock-tuned (on rueidis). None runs op=rw (no peer has a read-write
-// lock); only rueidislock runs op=refresh (the others have no auto-refresh).
+// redislock, redislock-tuned (all on go-redis), redsync on redigo (the
+// uncontended rows only: redigo's peer for issue 20's 64-client target),
+// rueidislock and rueidislock-tuned (on rueidis). None runs op=rw (no
+// peer has a read-write lock); only rueidislock runs op=refresh (the
+// others have no auto-refresh). valkey-go has no peer here: redsync
+// reaches it through valkeycompat, which the module proxy does not serve.
 func Targets() []bench.Target {
 	contended := []bench.Scenario{bench.Contended(8, time.Millisecond)}
 	return []bench.Target{
@@ -43,6 +47,9 @@ func Targets() []bench.Target {
 		})},
 		{Lib: "redislock-tuned", Driver: "goredis", Scenarios: contended, New: twice(func(tb testing.TB, addr string) bench.Locker {
 			return Redislock(redislock.New(bench.NewGoRedis(tb, addr)), redislock.LinearBackoff(TunedRetryDelay))
+		})},
+		{Lib: "redsync", Driver: "redigo", Scenarios: bench.Uncontended(), New: twice(func(tb testing.TB, addr string) bench.Locker {
+			return Redsync(redsync.New(redsyncredigo.NewPool(bench.NewRedigoPool(tb, addr))), redsync.WithExpiry(bench.TTL))
 		})},
 		{Lib: "rueidislock", Driver: "rueidis", Scenarios: append(bench.Standard(), bench.Refresh(bench.RefreshLeases)), New: func(tb testing.TB, addr string) (bench.Locker, bench.Locker) {
 			return RueidislockAutoRefresh(newRueidislock(tb, addr, false), NewRueidislockRefresh(tb, addr, false)), Rueidislock(newRueidislock(tb, addr, false))
