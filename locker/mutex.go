@@ -95,7 +95,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, notObtained(m.name, err) // no call to abandon
 	}
 	start := time.Now()
-	l, _, err := m.attempt(ctx, "", 0, false, false)
+	l, _, err := m.attempt(ctx, nil, "", 0, false, false)
 	m.c.acquired(ctx, m.name, "mutex", start, 1, l, err)
 	return l, err
 }
@@ -156,9 +156,10 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 			return m.wake + ":" + waiter
 		}}
 	}
+	var spare *Lease // a refused attempt's, for the next one's arguments
 	l, err := m.c.waitStarve(ctx, m.name, !m.fifo, own, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
-		l, pttl, err := m.attempt(ctx, waiter, qttl, tries > 1, starved)
+		l, pttl, err := m.attempt(ctx, &spare, waiter, qttl, tries > 1, starved)
 		hurry = hurry || errors.Is(err, errStarvation)
 		if (m.fifo || starved) && err != nil {
 			// Refresh the queue entry well before it expires.
@@ -199,7 +200,18 @@ func notObtained(name string, cerr error) error {
 // waited already, so others may too: the lock's release then wakes them.
 // When the call's outcome is unknown it abandons the call in the background
 // (see abandon.lua).
-func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, starved bool) (*Lease, time.Duration, error) {
+//
+// The call's arguments live in the lease it may grant (Lease.args), so a
+// grant allocates no argument list: *spare, when set, is a Lease a
+// refused attempt left for that (nil leaves none, and takes none).
+func (m *Mutex) attempt(ctx context.Context, spare **Lease, waiter string, qttl int64, waited, starved bool) (*Lease, time.Duration, error) {
+	var nl *Lease
+	if spare != nil {
+		nl, *spare = *spare, nil
+	}
+	if nl == nil {
+		nl = new(Lease)
+	}
 	id := newToken()
 	owner := m.owner
 	if owner == "" {
@@ -217,10 +229,11 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, 
 	if qttl > 0 {
 		q = strconv.FormatInt(qttl, 10)
 	}
-	r, err := m.c.run(ctx, scriptAcquire, m.keys, []string{m.owner, id, m.ttlArg, q, waiter, m.wake, w})
+	nl.args = [7]string{m.owner, id, m.ttlArg, q, waiter, m.wake, w}
+	r, err := m.c.run(ctx, scriptAcquire, m.keys, nl.args[:7:7])
 	var v [2]int64
 	if err == nil {
-		v, err = replyInts(scriptAcquire, r)
+		v, err = replyAcquire(r)
 	}
 	if err == nil && (v[0] < 0 || v[0] > 3 || v[0] == 2 && waiter == "") {
 		err = fmt.Errorf("%w: acquire status %d", ErrUnexpectedReply, v[0])
@@ -242,10 +255,14 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, 
 		}
 		return nil, 0, err
 	}
-	if v[0] == 3 { // waiters starve already: a blocking Lock starves at once
-		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", errStarvation, m.name)
-	}
-	if v[0] == 0 {
+	if v[0] == 0 || v[0] == 3 {
+		if spare != nil { // answered: no driver holds on to the arguments
+			nl.args = [7]string{}
+			*spare = nl
+		}
+		if v[0] == 3 { // waiters starve already: a blocking Lock starves at once
+			return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", errStarvation, m.name)
+		}
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, m.name)
 	}
 	hold := id
@@ -256,11 +273,24 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, 
 	if m.fifo {
 		keys = m.keys[:3] // the release hands the lock to the queue's head
 	}
-	l, err := m.c.newLease(grant{
+	l, err := m.c.newLeaseIn(nl, grant{
 		ops: mutexOps, name: m.name, keys: keys, wake: m.wake,
 		owner: owner, hold: hold, fence: v[1], single: m.owner != "" && !m.reentrant,
 	}, start, m.ttlMS, m.refresh)
 	return l, 0, err
+}
+
+// replyAcquire decodes acquire.lua's reply as {status, value}: its fast
+// path's bare fence (an integer above 0) is {1, fence}; any other reply
+// must be an array of two integers.
+func replyAcquire(r any) ([2]int64, error) {
+	if f, ok := r.(int64); ok {
+		if f <= 0 {
+			return [2]int64{}, fmt.Errorf("%w: acquire: got fence %d, want one above 0", ErrUnexpectedReply, f)
+		}
+		return [2]int64{1, f}, nil
+	}
+	return replyInts(scriptAcquire, r)
 }
 
 // validLock checks what every lock type is made of and returns the TTL in
