@@ -95,7 +95,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, notObtained(m.name, err) // no call to abandon
 	}
 	start := time.Now()
-	l, _, err := m.attempt(ctx, nil, "", 0, false, false)
+	l, _, err := m.attempt(ctx, nil, start, "", 0, false, false)
 	m.c.acquired(ctx, m.name, "mutex", start, 1, l, err)
 	return l, err
 }
@@ -151,7 +151,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	var sv starving
 	starved, hurry := false, false
 	if m.starve > 0 {
-		sv = starving{after: m.starve, early: func() bool { return hurry }, join: func() string {
+		sv = starving{after: m.starve, from: start, early: func() bool { return hurry }, join: func() string {
 			waiter, qttl, starved = newToken(), m.queueMS, true
 			return m.wake + ":" + waiter
 		}}
@@ -159,7 +159,11 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	var spare *Lease // a refused attempt's, for the next one's arguments
 	l, err := m.c.waitStarve(ctx, m.name, !m.fifo, own, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
-		l, pttl, err := m.attempt(ctx, &spare, waiter, qttl, tries > 1, starved)
+		from := start // the first try starts with the call
+		if tries > 1 {
+			from = time.Time{}
+		}
+		l, pttl, err := m.attempt(ctx, &spare, from, waiter, qttl, tries > 1, starved)
 		hurry = hurry || errors.Is(err, errStarvation)
 		if (m.fifo || starved) && err != nil {
 			// Refresh the queue entry well before it expires.
@@ -204,7 +208,9 @@ func notObtained(name string, cerr error) error {
 // The call's arguments live in the lease it may grant (Lease.args), so a
 // grant allocates no argument list: *spare, when set, is a Lease a
 // refused attempt left for that (nil leaves none, and takes none).
-func (m *Mutex) attempt(ctx context.Context, spare **Lease, waiter string, qttl int64, waited, starved bool) (*Lease, time.Duration, error) {
+// start is when the call starts (the lease's validity counts from it; an
+// earlier time only shortens it), or zero for now.
+func (m *Mutex) attempt(ctx context.Context, spare **Lease, start time.Time, waiter string, qttl int64, waited, starved bool) (*Lease, time.Duration, error) {
 	var nl *Lease
 	if spare != nil {
 		nl, *spare = *spare, nil
@@ -217,7 +223,9 @@ func (m *Mutex) attempt(ctx context.Context, spare **Lease, waiter string, qttl 
 	if owner == "" {
 		owner = id
 	}
-	start := time.Now()
+	if start.IsZero() {
+		start = time.Now()
+	}
 	// Empty arguments are the defaults (owner: the call id, no queue, a
 	// first try): the drivers box them without allocating.
 	var w, q string
