@@ -46,7 +46,11 @@ type Lease struct {
 	fence  int64
 	single bool      // a release also drops the owner's earlier holds
 	start  time.Time // when the granting call started
-	rel    [4]string // the release script's ARGV, made once (see releaseArgs)
+	// args is the release script's ARGV, made once (see releaseArgs), in
+	// its first four; before that, the ARGV of the mutex acquire call that
+	// granted the lease (see Mutex.attempt), which so allocates no
+	// argument list of its own.
+	args [7]string
 
 	unlockMu sync.Mutex   // serializes Unlock and Downgrade
 	extends  atomic.Int64 // the last extend number sent
@@ -80,7 +84,14 @@ type grant struct {
 // starts its auto-refresh. A grant that arrives after Client.Close started
 // is released at once (bounded) and ErrClosed returned: nothing is held.
 func (c *Client) newLease(g grant, start time.Time, ttlMS int64, refresh bool) (*Lease, error) {
-	l := c.newPart(g, start, ttlMS)
+	return c.newLeaseIn(new(Lease), g, start, ttlMS, refresh)
+}
+
+// newLeaseIn is newLease into l, a Lease no one else uses (one whose args
+// carried the granting call's arguments, which has returned); whatever l
+// held is overwritten.
+func (c *Client) newLeaseIn(l *Lease, g grant, start time.Time, ttlMS int64, refresh bool) (*Lease, error) {
+	c.initPart(l, g, start, ttlMS)
 	l.refresh = refresh
 	if c.closed.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTry)
@@ -95,13 +106,19 @@ func (c *Client) newLease(g grant, start time.Time, ttlMS int64, refresh bool) (
 // newPart makes the lease of a grant without starting its auto-refresh or
 // checking Close: newLease does both, newMultiLease for all parts at once.
 func (c *Client) newPart(g grant, start time.Time, ttlMS int64) *Lease {
-	l := &Lease{
+	l := new(Lease)
+	c.initPart(l, g, start, ttlMS)
+	return l
+}
+
+// initPart makes l the lease of a grant, as newPart does.
+func (c *Client) initPart(l *Lease, g grant, start time.Time, ttlMS int64) {
+	*l = Lease{
 		c: c, ops: g.ops, name: g.name, keys: g.keys, wake: g.wake,
 		owner: g.owner, hold: g.hold, fence: g.fence, single: g.single, start: start,
 		validUntil: c.validity(start, ttlMS), ttlMS: ttlMS,
 	}
-	l.rel = [4]string{l.owner, l.hold, l.singleArg(), l.wake}
-	return l
+	l.args = [7]string{l.owner, l.hold, l.singleArg(), l.wake}
 }
 
 // Name returns the name of the lock this lease holds.
@@ -388,7 +405,7 @@ func (l *Lease) drop() {
 // wake. They are made once, with the lease (an Unlock then allocates no
 // argument list), and never modified: every release call shares them.
 func (l *Lease) releaseArgs() []string {
-	return l.rel[:4]
+	return l.args[:4:4]
 }
 
 // singleArg is the scripts' flag for single: "1" drops the owner's earlier

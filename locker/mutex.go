@@ -95,7 +95,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, notObtained(m.name, err) // no call to abandon
 	}
 	start := time.Now()
-	l, _, err := m.attempt(ctx, "", 0, false, false)
+	l, _, err := m.attempt(ctx, nil, start, "", 0, false, false)
 	m.c.acquired(ctx, m.name, "mutex", start, 1, l, err)
 	return l, err
 }
@@ -151,14 +151,19 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	var sv starving
 	starved, hurry := false, false
 	if m.starve > 0 {
-		sv = starving{after: m.starve, early: func() bool { return hurry }, join: func() string {
+		sv = starving{after: m.starve, from: start, early: func() bool { return hurry }, join: func() string {
 			waiter, qttl, starved = newToken(), m.queueMS, true
 			return m.wake + ":" + waiter
 		}}
 	}
+	var spare *Lease // a refused attempt's, for the next one's arguments
 	l, err := m.c.waitStarve(ctx, m.name, !m.fifo, own, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
 		tries++
-		l, pttl, err := m.attempt(ctx, waiter, qttl, tries > 1, starved)
+		from := start // the first try starts with the call
+		if tries > 1 {
+			from = time.Time{}
+		}
+		l, pttl, err := m.attempt(ctx, &spare, from, waiter, qttl, tries > 1, starved)
 		hurry = hurry || errors.Is(err, errStarvation)
 		if (m.fifo || starved) && err != nil {
 			// Refresh the queue entry well before it expires.
@@ -199,13 +204,28 @@ func notObtained(name string, cerr error) error {
 // waited already, so others may too: the lock's release then wakes them.
 // When the call's outcome is unknown it abandons the call in the background
 // (see abandon.lua).
-func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, starved bool) (*Lease, time.Duration, error) {
+//
+// The call's arguments live in the lease it may grant (Lease.args), so a
+// grant allocates no argument list: *spare, when set, is a Lease a
+// refused attempt left for that (nil leaves none, and takes none).
+// start is when the call starts (the lease's validity counts from it; an
+// earlier time only shortens it), or zero for now.
+func (m *Mutex) attempt(ctx context.Context, spare **Lease, start time.Time, waiter string, qttl int64, waited, starved bool) (*Lease, time.Duration, error) {
+	var nl *Lease
+	if spare != nil {
+		nl, *spare = *spare, nil
+	}
+	if nl == nil {
+		nl = new(Lease)
+	}
 	id := newToken()
 	owner := m.owner
 	if owner == "" {
 		owner = id
 	}
-	start := time.Now()
+	if start.IsZero() {
+		start = time.Now()
+	}
 	// Empty arguments are the defaults (owner: the call id, no queue, a
 	// first try): the drivers box them without allocating.
 	var w, q string
@@ -217,10 +237,11 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, 
 	if qttl > 0 {
 		q = strconv.FormatInt(qttl, 10)
 	}
-	r, err := m.c.run(ctx, scriptAcquire, m.keys, []string{m.owner, id, m.ttlArg, q, waiter, m.wake, w})
+	nl.args = [7]string{m.owner, id, m.ttlArg, q, waiter, m.wake, w}
+	r, err := m.c.run(ctx, scriptAcquire, m.keys, nl.args[:7:7])
 	var v [2]int64
 	if err == nil {
-		v, err = replyInts(scriptAcquire, r)
+		v, err = replyAcquire(r)
 	}
 	if err == nil && (v[0] < 0 || v[0] > 3 || v[0] == 2 && waiter == "") {
 		err = fmt.Errorf("%w: acquire status %d", ErrUnexpectedReply, v[0])
@@ -242,10 +263,14 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, 
 		}
 		return nil, 0, err
 	}
-	if v[0] == 3 { // waiters starve already: a blocking Lock starves at once
-		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", errStarvation, m.name)
-	}
-	if v[0] == 0 {
+	if v[0] == 0 || v[0] == 3 {
+		if spare != nil { // answered: no driver holds on to the arguments
+			nl.args = [7]string{}
+			*spare = nl
+		}
+		if v[0] == 3 { // waiters starve already: a blocking Lock starves at once
+			return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", errStarvation, m.name)
+		}
 		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, m.name)
 	}
 	hold := id
@@ -256,11 +281,24 @@ func (m *Mutex) attempt(ctx context.Context, waiter string, qttl int64, waited, 
 	if m.fifo {
 		keys = m.keys[:3] // the release hands the lock to the queue's head
 	}
-	l, err := m.c.newLease(grant{
+	l, err := m.c.newLeaseIn(nl, grant{
 		ops: mutexOps, name: m.name, keys: keys, wake: m.wake,
 		owner: owner, hold: hold, fence: v[1], single: m.owner != "" && !m.reentrant,
 	}, start, m.ttlMS, m.refresh)
 	return l, 0, err
+}
+
+// replyAcquire decodes acquire.lua's reply as {status, value}: its fast
+// path's bare fence (an integer above 0) is {1, fence}; any other reply
+// must be an array of two integers.
+func replyAcquire(r any) ([2]int64, error) {
+	if f, ok := r.(int64); ok {
+		if f <= 0 {
+			return [2]int64{}, fmt.Errorf("%w: acquire: got fence %d, want one above 0", ErrUnexpectedReply, f)
+		}
+		return [2]int64{1, f}, nil
+	}
+	return replyInts(scriptAcquire, r)
 }
 
 // validLock checks what every lock type is made of and returns the TTL in

@@ -30,7 +30,18 @@ func (e *redisEnv) mutexKeys(c *locker.Client, name string) (keys []string, wake
 func (e *redisEnv) acquire(c *locker.Client, name, owner, id string, ttlMS int64, qttl int64, waiter string) []int64 {
 	e.t.Helper()
 	keys, wake := e.mutexKeys(c, name)
-	return e.ints(e.eval("acquire", keys, owner, id, ttlMS, qttl, waiter, wake))
+	return e.acquireInts(e.eval("acquire", keys, owner, id, ttlMS, qttl, waiter, wake))
+}
+
+// acquireInts returns acquire.lua's reply as {status, value}: the fast
+// path's bare fence (above 0) is {1, fence}.
+func (e *redisEnv) acquireInts(r any) []int64 {
+	e.t.Helper()
+	if f, ok := r.(int64); ok {
+		require.Positive(e.t, f, "a bare acquire reply is a fence")
+		return []int64{1, f}
+	}
+	return e.ints(r)
 }
 
 // holds returns the hold fields ("h:<call id>") of the mutex hash key.
@@ -323,7 +334,7 @@ func TestRedisWaitMark(t *testing.T) {
 	assert.Empty(t, e.hash(keys[0]), "and frees it")
 
 	// b, having waited, is granted through the fast path: the mark stays.
-	r := e.ints(e.eval("acquire", keys, "b", "b2", 10_000, 0, "", wake, "1"))
+	r := e.acquireInts(e.eval("acquire", keys, "b", "b2", 10_000, 0, "", wake, "1"))
 	require.Equal(t, int64(1), r[0])
 	assert.Equal(t, "1", e.hash(keys[0])["w"], "a grant to a caller that waited keeps the lock marked")
 	// abandon of the only hold frees the lock although the mark is there.
@@ -364,7 +375,7 @@ func TestRedisHandover(t *testing.T) {
 	q := e.zrange(keys[1])
 	assert.Equal(t, []string{"w-c"}, q, "b left the queue")
 
-	r := e.ints(e.eval("acquire", keys, "", "b2", 8_000, 1_000, "w-b", wake, "1"))
+	r := e.acquireInts(e.eval("acquire", keys, "", "b2", 8_000, 1_000, "w-b", wake, "1"))
 	assert.Equal(t, []int64{2, e.num(h["fence"])}, r, "b's next attempt finds the hand-over")
 	assert.Greater(t, e.pttl(keys[0]), 7*time.Second, "and the lock lives b's TTL")
 
@@ -397,7 +408,7 @@ func TestRedisStarvingHandOver(t *testing.T) {
 	c := e.client(nil)
 	keys, wake := e.mutexKeys(c, "sv")
 	acq := func(owner, id, waiter, mode string) []int64 {
-		return e.ints(e.eval("acquire", keys, owner, id, 10_000, 1000, waiter, wake, mode))
+		return e.acquireInts(e.eval("acquire", keys, owner, id, 10_000, 1000, waiter, wake, mode))
 	}
 	const odd = "o:1:\x00{x}"
 	require.Equal(t, int64(1), acq("", "h", "", "")[0])

@@ -326,6 +326,11 @@ var (
 		"nested array":            []any{[]any{int64(1)}, int64(7)},
 		"typed slice":             []int64{1, 7},
 	}
+	// acquireWant: acquire.lua also answers a bare fence, above 0.
+	acquireWant = map[string]any{
+		"zero":     int64(0),
+		"negative": int64(-7),
+	}
 	intWant = map[string]any{
 		"nil":        nil,
 		"string":     "1",
@@ -337,9 +342,17 @@ var (
 	}
 )
 
+func init() {
+	for k, v := range arrayWant {
+		if k != "int64" {
+			acquireWant[k] = v
+		}
+	}
+}
+
 func TestUnexpectedReplies(t *testing.T) {
 	cases := map[string]map[string]any{
-		"acquire": arrayWant, "pttl": arrayWant, "release": intWant, "extend": intWant, "claim": intWant,
+		"acquire": acquireWant, "pttl": arrayWant, "release": intWant, "extend": intWant, "claim": intWant,
 		"rw_rlock": arrayWant, "rw_lock": arrayWant, "rw_pttl": arrayWant, "rw_downgrade": arrayWant,
 		"rw_release": intWant, "rw_extend": intWant,
 	}

@@ -65,6 +65,7 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 // starving never switches.
 type starving struct {
 	after time.Duration
+	from  time.Time   // the start of the wait, when the caller has it (zero: now)
 	early func() bool // when set and true, starve now (after the next refusal's subscription)
 	join  func() string
 }
@@ -100,7 +101,10 @@ func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []
 	}
 	var starveAt time.Time // when the waiter starves; zero: never, or it does already
 	if sv.after > 0 {
-		starveAt = time.Now().Add(sv.after)
+		if sv.from.IsZero() {
+			sv.from = time.Now()
+		}
+		starveAt = sv.from.Add(sv.after)
 	}
 	for {
 		if c.closed.Load() {
