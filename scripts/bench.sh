@@ -349,7 +349,11 @@ bs() {
 	echo
 	echo "### (c) contended, 8 goroutines holding 1 ms: every lib and driver (compare rows)"
 	echo
-	bs -filter '/op:contended /clients:8' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
+	bs -filter '/op:contended /clients:8 /hold:1ms' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
+	echo
+	echo "### (c3) contended, 8 goroutines holding 100 µs (short holds: where barging pays and starving hurts least)"
+	echo
+	bs -filter '/op:contended /clients:8 /hold:100us' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
 	echo
 	echo "### (c2) how cost grows with the number of waiters (go-redis): default mode with 256, FIFO with a queue of 500 (script calls and server cost per grant)"
 	echo
