@@ -160,7 +160,12 @@ func checkQuorumMajority(t *testing.T, e *env) {
 	}
 	assert.Equal(t, max(fs[0], fs[1], fs[2]), l.Fence(), "call: Fence() is the largest part's")
 	assert.True(t, l.Valid(), "call: Valid() just after the grant")
-	_, err = qs.quorum("q", time.Second, nil).TryLock(e.ctx)
+	// The second Quorum's TTL is the first's: with a 1 s TTL its
+	// per-deployment budget (PartTimeout, a tenth) is 100 ms, which a
+	// loaded machine outlasts; a call given up that way leaves, rightly,
+	// the record that refuses it should it arrive late (30 s), and this
+	// rule wants no key left once the lease is released.
+	_, err = qs.quorum("q", 10*time.Second, nil).TryLock(e.ctx)
 	require.ErrorIs(t, err, locker.ErrNotObtained, "call: a second Quorum's TryLock while held")
 	for i := range 3 {
 		assert.True(t, qs.held(i, "q"), "call: plain TryLock of the name on deployment %d while the quorum holds it: want refused", i)
