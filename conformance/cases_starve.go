@@ -43,6 +43,13 @@ func init() {
 			check: checkStarveOrder,
 		},
 		testCase{
+			name: "Starve/ForceRelease",
+			rule: "An operator's ForceRelease of a mutex with a starving default-mode waiter hands the lock to that waiter in the same call, as an Unlock would: " +
+				"a TryLock right after is refused and the lock is held with a new fence while the waiter's process cannot send anything, the forced holder's Unlock returns ErrHeldByOther, " +
+				"and the waiter's Lock then returns a lease of that very grant.",
+			check: checkStarveForceRelease,
+		},
+		testCase{
 			name:  "Starve/Outcome/ReleaseLost",
 			rule:  "An Unlock whose release call hands the lock to a starving waiter and whose reply is lost returns nil (its retry finds the lock handed over within the lease's validity): the waiter is granted once, its lease is valid, and a newcomer's TryLock is refused until it is released.",
 			check: checkStarveReleaseLost,
@@ -170,6 +177,53 @@ func checkStarveHandOver(t *testing.T, e *env) {
 	assert.True(t, r.l.Valid(), "call: waiter lease Valid()")
 	require.NoError(t, r.l.Unlock(e.ctx), "call: waiter Unlock")
 	l, err := holder.TryLock(e.ctx)
+	require.NoError(t, err, "call: TryLock after the waiter's Unlock: free again")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+}
+
+func checkStarveForceRelease(t *testing.T, e *env) {
+	const name = "starve-force"
+	c := e.client(nil)
+	holder := e.mutex(c, name, 30*time.Second, nil)
+	h, err := holder.TryLock(e.ctx)
+	require.NoError(t, err, "call: holder TryLock")
+
+	g := &gatedScripter{countingScripter: &countingScripter{Scripter: e.s}}
+	wc := e.clientOn(g, slowPolling)
+	got := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, &locker.MutexOptions{StarvationThreshold: starveAfter}))
+	e.awaitStarving(c, name, 1)
+
+	seen, err := c.Inspect(e.ctx, name)
+	require.NoError(t, err, "call: Inspect before ForceRelease")
+	g.gate.Lock() // the waiter's process can send nothing now
+	forced, err := c.ForceRelease(e.ctx, name, seen.ServerTime)
+	if err != nil {
+		g.gate.Unlock()
+		t.Fatalf("call: ForceRelease: %v", err)
+	}
+	assert.Equal(t, 1, forced.MutexHolds, "call: ForceRelease: the holder's one hold dropped")
+	other := e.mutex(e.client(nil), name, 30*time.Second, &locker.MutexOptions{StarvationThreshold: -1})
+	again, err := other.TryLock(e.ctx)
+	if err == nil {
+		g.gate.Unlock()
+		_ = again.Unlock(e.ctx)
+		t.Fatal("call: TryLock right after ForceRelease: granted, want ErrNotObtained (the lock was handed to the starving waiter)")
+	}
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock right after ForceRelease")
+	st, err := c.Inspect(e.ctx, name)
+	require.NoError(t, err, "call: Inspect after ForceRelease")
+	assert.True(t, st.Mutex.Held, "call: Inspect after ForceRelease: held (handed over), not free")
+	assert.NotEqual(t, h.Fence(), st.Mutex.Fence, "call: Inspect after ForceRelease: a new grant's fence")
+	assert.Empty(t, e.starving(c, name), "call: starving waiters after the hand-over: the waiter left the mark")
+	g.gate.Unlock()
+
+	assert.ErrorIs(t, h.Unlock(e.ctx), locker.ErrHeldByOther, "call: Unlock of the forced holder's lease, the waiter holding the lock")
+	r := recv(t, got, "waiter Lock after ForceRelease")
+	require.NoError(t, r.err, "call: waiter Lock")
+	assert.Equal(t, st.Mutex.Fence, r.l.Fence(), "call: waiter Lock: the lease of the handed-over grant")
+	assert.True(t, r.l.Valid(), "call: waiter lease Valid()")
+	require.NoError(t, r.l.Unlock(e.ctx), "call: waiter Unlock")
+	l, err := other.TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock after the waiter's Unlock: free again")
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
 }
