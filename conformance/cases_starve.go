@@ -39,7 +39,7 @@ func init() {
 		},
 		testCase{
 			name:  "Starve/Order",
-			rule:  "Default-mode waiters that starved are handed the lock in the order they starved, one per Unlock, and the lock is never free in between.",
+			rule:  "Default-mode waiters that starved are handed the lock in the order they starved, one per Unlock, and the lock is never free in between; Inspect counts the starving waiters left and names (by fingerprint) the one the next Unlock hands the lock to.",
 			check: checkStarveOrder,
 		},
 		testCase{
@@ -308,12 +308,29 @@ func checkStarveOrder(t *testing.T, e *env) {
 		results[i] = lockAsync(e.ctx, e.mutex(e.client(slowPolling), name, 30*time.Second, opts))
 		e.awaitStarving(c, name, i+1) // starving order is the order started
 	}
+	// inspectStarving checks what Inspect reports of the starving waiters
+	// against the lock's mark.
+	inspectStarving := func(st locker.LockState, want int) {
+		t.Helper()
+		ids := e.starving(c, name)
+		require.Len(t, ids, want, "call: starving waiters in the lock's mark")
+		assert.Equal(t, want, st.Mutex.Starving, "call: Inspect().Mutex.Starving")
+		head := ""
+		if want > 0 {
+			head = locker.Fingerprint(ids[0])
+		}
+		assert.Equal(t, head, st.Mutex.StarvingHead, "call: Inspect().Mutex.StarvingHead: the first starving waiter's id")
+	}
+	st, err := c.Inspect(e.ctx, name)
+	require.NoError(t, err, "call: Inspect with every waiter starving")
+	inspectStarving(st, waiters)
 	prev := h
 	for i := range waiters {
 		require.NoError(t, prev.Unlock(e.ctx), "call: Unlock before waiter %d", i)
 		st, err := c.Inspect(e.ctx, name)
 		require.NoError(t, err, "call: Inspect after Unlock")
 		assert.True(t, st.Mutex.Held, "call: Inspect after Unlock before waiter %d: held (handed over), never free", i)
+		inspectStarving(st, waiters-i-1)
 		r := recv(t, results[i], "Lock of waiter "+strconv.Itoa(i))
 		require.NoError(t, r.err, "call: Lock of waiter %d", i)
 		assert.Equal(t, st.Mutex.Fence, r.l.Fence(), "call: Lock of waiter %d: the lease of the handed-over grant", i)

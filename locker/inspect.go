@@ -64,6 +64,13 @@ type MutexState struct {
 	// QueueHead is the Fingerprint of the first live waiter's id (the one
 	// that takes the lock next), "" when none is queued.
 	QueueHead string
+	// Starving counts the default-mode waiters kept as starving (they
+	// waited past MutexOptions.StarvationThreshold) whose entry is live:
+	// while one is, a release hands the lock to the first of them.
+	Starving int
+	// StarvingHead is the Fingerprint of the first live starving waiter's
+	// id (the one the next release hands the lock to), "" when none.
+	StarvingHead string
 }
 
 // RWState is the state of an RWMutex.
@@ -176,8 +183,8 @@ func (c *Client) Inspect(ctx context.Context, name string) (LockState, error) {
 // decodeState decodes inspect.lua's reply.
 func decodeState(name string, r any) (LockState, error) {
 	a, ok := r.([]any)
-	if !ok || len(a) != 23 {
-		return LockState{}, fmt.Errorf("%w: inspect: got %#v, want an array of 23", ErrUnexpectedReply, r)
+	if !ok || len(a) != 25 {
+		return LockState{}, fmt.Errorf("%w: inspect: got %#v, want an array of 25", ErrUnexpectedReply, r)
 	}
 	var bad error
 	// num and fp read element i of arr (a or a semaphore holder's array)
@@ -212,7 +219,7 @@ func decodeState(name string, r any) (LockState, error) {
 		ServerTime: time.UnixMicro(n(0)),
 		Mutex: MutexState{
 			Held: n(1) == 1, Fence: n(2), TTL: ms(3), Holds: int(n(4)), Owner: s(5),
-			Queue: int(n(6)), QueueHead: s(7),
+			Queue: int(n(6)), QueueHead: s(7), Starving: int(n(23)), StarvingHead: s(24),
 		},
 		RW: RWState{
 			Readers: int(n(8)), ReadTTL: ms(9),

@@ -18,6 +18,7 @@ import (
 func TestCLI(t *testing.T) {
 	deployments(t, func(t *testing.T, d *deployment) {
 		t.Run("inspect", func(t *testing.T) { testInspect(t, d) })
+		t.Run("inspect-starving", func(t *testing.T) { testInspectStarving(t, d) })
 		t.Run("list", func(t *testing.T) { testList(t, d) })
 		t.Run("watch", func(t *testing.T) { testWatch(t, d) })
 		t.Run("release", func(t *testing.T) { testRelease(t, d) })
@@ -105,6 +106,42 @@ func decodeStates(t *testing.T, out string) []stateJSON {
 	var ss []stateJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &ss), "stdout is a JSON array of states: %s", out)
 	return ss
+}
+
+// testInspectStarving checks that inspect shows a default-mode waiter
+// that waited past its starvation threshold, in text and JSON.
+func testInspectStarving(t *testing.T, d *deployment) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const name = "starving:{7}"
+	holder, err := d.mutex(t, name, 30*time.Second, nil).TryLock(ctx)
+	require.NoError(t, err)
+	w := lockAsync(t, ctx, d.mutex(t, name, 30*time.Second, &locker.MutexOptions{StarvationThreshold: 20 * time.Millisecond}))
+	require.Eventually(t, func() bool {
+		st, err := d.locks.Inspect(ctx, name)
+		return err == nil && st.Mutex.Starving == 1
+	}, 10*time.Second, 5*time.Millisecond, "a starving waiter on %q", name)
+
+	r := d.cli(t, "inspect", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "starving 1 waiting past their threshold  next ")
+	r = d.cli(t, "inspect", "--json", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	ss := decodeStates(t, r.stdout)
+	require.Len(t, ss, 1)
+	assert.Equal(t, 1, ss[0].Mutex.Starving)
+	assert.Len(t, ss[0].Mutex.StarvingHead, locker.FingerprintLen)
+
+	require.NoError(t, holder.Unlock(ctx))
+	l := <-w
+	require.NotNil(t, l, "the starving waiter's Lock")
+	r = d.cli(t, "inspect", "--json", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	ss = decodeStates(t, r.stdout)
+	require.Len(t, ss, 1)
+	assert.Zero(t, ss[0].Mutex.Starving, "no starving waiter once it holds the lock")
+	assert.Empty(t, ss[0].Mutex.StarvingHead)
+	require.NoError(t, l.Unlock(ctx))
 }
 
 func testInspect(t *testing.T, d *deployment) {

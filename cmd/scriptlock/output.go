@@ -32,6 +32,10 @@ type mutexJSON struct {
 	Owner     string `json:"owner"`
 	Queue     int    `json:"queue"`
 	QueueHead string `json:"queue_head"`
+	// Starving counts the default-mode waiters past their starvation
+	// threshold, StarvingHead the one the next release hands the lock to.
+	Starving     int    `json:"starving"`
+	StarvingHead string `json:"starving_head"`
 }
 
 type rwJSON struct {
@@ -75,6 +79,7 @@ func toJSON(s locker.LockState) stateJSON {
 		Mutex: mutexJSON{
 			Held: s.Mutex.Held, Fence: s.Mutex.Fence, TTLMS: s.Mutex.TTL.Milliseconds(), Holds: s.Mutex.Holds,
 			Owner: s.Mutex.Owner, Queue: s.Mutex.Queue, QueueHead: s.Mutex.QueueHead,
+			Starving: s.Mutex.Starving, StarvingHead: s.Mutex.StarvingHead,
 		},
 		RW: rwJSON{
 			Readers: s.RW.Readers, ReaderOwners: s.RW.ReaderOwners, ReadTTLMS: s.RW.ReadTTL.Milliseconds(),
@@ -141,6 +146,9 @@ func writeState(w io.Writer, s locker.LockState) error {
 		fmt.Fprintf(&b, "  queue   %d waiting  head %s\n", m.Queue, m.QueueHead)
 	} else {
 		fmt.Fprintf(&b, "  queue   empty\n")
+	}
+	if m.Starving > 0 {
+		fmt.Fprintf(&b, "  starving %d waiting past their threshold  next %s\n", m.Starving, m.StarvingHead)
 	}
 	r := s.RW
 	switch {

@@ -13,7 +13,7 @@
 -- ARGV[1]  fingerprint length in hex digits (of redis.sha1hex of a token)
 -- ARGV[2]  most semaphore holders to list
 --
--- Reply: an array of 23 integers, strings and one array, in this order:
+-- Reply: an array of 25 integers, strings and one array, in this order:
 --   1 server time in µs (TIME)
 --   mutex:  2 held (1/0), 3 fence, 4 pttl ms, 5 holds ('h:' fields),
 --           6 owner fingerprint ('' when free),
@@ -30,12 +30,18 @@
 --           23 up to ARGV[2] live holds, oldest grant first, each
 --           {fingerprint of its owner token (its call id), permits, pttl
 --           ms, fence}
+--   mutex:  24 live starving waiters kept in the lock's 'w' mark (see
+--           mutex_prelude.lua), 25 the first one's fingerprint (of its
+--           waiter id; '' when none): the one the next release hands the
+--           lock to
 -- Tokens and ids never leave Redis: only the first ARGV[1] hex digits of
 -- their SHA-1. Queue entries, holds and intents whose expiry (server time)
 -- has passed are not counted; a mutex hash has no expired holds (its key
 -- expires as a whole).
 -- serverTime:
 -- @include shared_prelude.lua
+-- starvers (only its read-only helpers are called):
+-- @include mutex_prelude.lua
 local now, micros = serverTime()
 local fplen = tonumber(ARGV[1])
 
@@ -48,12 +54,22 @@ end
 
 -- The mutex.
 local held, fence, pttl, holds, owner = 0, 0, 0, 0, nil
+local starving, starvingHead = 0, nil
 do
   local all = redis.call('HGETALL', KEYS[1])
   for j = 1, #all, 2 do
     local k, v = all[j], all[j + 1]
     if k == 'owner' then
       owner = v
+    elseif k == 'w' then
+      for _, e in ipairs(starvers(v)) do -- {expiry ms, ttl ms, waiter id, owner}
+        if e[1] > now then
+          starving = starving + 1
+          if not starvingHead then
+            starvingHead = e[3]
+          end
+        end
+      end
     elseif k == 'fence' then
       fence = tonumber(v) or 0
     elseif string.sub(k, 1, 2) == 'h:' then
@@ -170,4 +186,5 @@ end
 
 return {micros, held, fence, pttl, holds, fp(owner), queued, fp(head),
   readers, rpttl, writes, wpttl, fp(writer), intents, wfence, distinct,
-  limit, limitSet, permits, semHolds, waiting, fp(semHead), holders}
+  limit, limitSet, permits, semHolds, waiting, fp(semHead), holders,
+  starving, fp(starvingHead)}
