@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,8 +144,17 @@ func recv(t *testing.T, ch <-chan lockResult, what string) lockResult {
 	return lockResult{}
 }
 
-func checkStarveHandOver(t *testing.T, e *env) {
-	const name = "starve"
+// starveHandOver takes name with a plain lease, lets a default-mode
+// waiter on a gated Client starve behind it, then, with the waiter's
+// process unable to send anything, calls free (what should hand the lock
+// over: the holder's Unlock, an operator's ForceRelease) and checks that
+// the lock went to the waiter in that call: a TryLock by the holder's
+// Mutex right after is refused, the lock is held with a new fence and the
+// waiter has left the starving mark; then that the waiter's Lock returns a
+// lease of that very grant, and that the name is free after its Unlock.
+// after, when set, runs once the waiter may send again, before its Lock is
+// awaited, with the holder's lease.
+func starveHandOver(t *testing.T, e *env, name, what string, free func(c *locker.Client, h *locker.Lease) error, after func(h *locker.Lease)) {
 	c := e.client(nil)
 	holder := e.mutex(c, name, 30*time.Second, nil)
 	h, err := holder.TryLock(e.ctx)
@@ -156,22 +166,28 @@ func checkStarveHandOver(t *testing.T, e *env) {
 	e.awaitStarving(c, name, 1)
 
 	g.gate.Lock() // the waiter's process can send nothing now
-	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock")
+	if err := free(c, h); err != nil {
+		g.gate.Unlock()
+		t.Fatalf("call: %s: %v", what, err)
+	}
 	again, err := holder.TryLock(e.ctx)
 	if err == nil {
 		g.gate.Unlock()
 		_ = again.Unlock(e.ctx)
-		t.Fatal("call: holder TryLock right after its Unlock: granted, want ErrNotObtained (the lock was handed to the starving waiter)")
+		t.Fatalf("call: TryLock right after %s: granted, want ErrNotObtained (the lock was handed to the starving waiter)", what)
 	}
-	require.ErrorIs(t, err, locker.ErrNotObtained, "call: holder TryLock right after its Unlock")
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock right after %s", what)
 	st, err := c.Inspect(e.ctx, name)
-	require.NoError(t, err, "call: Inspect after Unlock")
-	assert.True(t, st.Mutex.Held, "call: Inspect after Unlock: held (handed over), not free")
-	assert.NotEqual(t, h.Fence(), st.Mutex.Fence, "call: Inspect after Unlock: a new grant's fence")
+	require.NoError(t, err, "call: Inspect after %s", what)
+	assert.True(t, st.Mutex.Held, "call: Inspect after %s: held (handed over), not free", what)
+	assert.NotEqual(t, h.Fence(), st.Mutex.Fence, "call: Inspect after %s: a new grant's fence", what)
 	assert.Empty(t, e.starving(c, name), "call: starving waiters after the hand-over: the waiter left the mark")
 	g.gate.Unlock()
+	if after != nil {
+		after(h)
+	}
 
-	r := recv(t, got, "waiter Lock after the hand-over")
+	r := recv(t, got, "waiter Lock after "+what)
 	require.NoError(t, r.err, "call: waiter Lock")
 	assert.Equal(t, st.Mutex.Fence, r.l.Fence(), "call: waiter Lock: the lease of the handed-over grant")
 	assert.True(t, r.l.Valid(), "call: waiter lease Valid()")
@@ -181,51 +197,24 @@ func checkStarveHandOver(t *testing.T, e *env) {
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
 }
 
+func checkStarveHandOver(t *testing.T, e *env) {
+	starveHandOver(t, e, "starve", "the holder's Unlock", func(_ *locker.Client, h *locker.Lease) error { return h.Unlock(e.ctx) }, nil)
+}
+
 func checkStarveForceRelease(t *testing.T, e *env) {
-	const name = "starve-force"
-	c := e.client(nil)
-	holder := e.mutex(c, name, 30*time.Second, nil)
-	h, err := holder.TryLock(e.ctx)
-	require.NoError(t, err, "call: holder TryLock")
-
-	g := &gatedScripter{countingScripter: &countingScripter{Scripter: e.s}}
-	wc := e.clientOn(g, slowPolling)
-	got := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, &locker.MutexOptions{StarvationThreshold: starveAfter}))
-	e.awaitStarving(c, name, 1)
-
-	seen, err := c.Inspect(e.ctx, name)
-	require.NoError(t, err, "call: Inspect before ForceRelease")
-	g.gate.Lock() // the waiter's process can send nothing now
-	forced, err := c.ForceRelease(e.ctx, name, seen.ServerTime)
-	if err != nil {
-		g.gate.Unlock()
-		t.Fatalf("call: ForceRelease: %v", err)
-	}
-	assert.Equal(t, 1, forced.MutexHolds, "call: ForceRelease: the holder's one hold dropped")
-	other := e.mutex(e.client(nil), name, 30*time.Second, &locker.MutexOptions{StarvationThreshold: -1})
-	again, err := other.TryLock(e.ctx)
-	if err == nil {
-		g.gate.Unlock()
-		_ = again.Unlock(e.ctx)
-		t.Fatal("call: TryLock right after ForceRelease: granted, want ErrNotObtained (the lock was handed to the starving waiter)")
-	}
-	require.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock right after ForceRelease")
-	st, err := c.Inspect(e.ctx, name)
-	require.NoError(t, err, "call: Inspect after ForceRelease")
-	assert.True(t, st.Mutex.Held, "call: Inspect after ForceRelease: held (handed over), not free")
-	assert.NotEqual(t, h.Fence(), st.Mutex.Fence, "call: Inspect after ForceRelease: a new grant's fence")
-	assert.Empty(t, e.starving(c, name), "call: starving waiters after the hand-over: the waiter left the mark")
-	g.gate.Unlock()
-
-	assert.ErrorIs(t, h.Unlock(e.ctx), locker.ErrHeldByOther, "call: Unlock of the forced holder's lease, the waiter holding the lock")
-	r := recv(t, got, "waiter Lock after ForceRelease")
-	require.NoError(t, r.err, "call: waiter Lock")
-	assert.Equal(t, st.Mutex.Fence, r.l.Fence(), "call: waiter Lock: the lease of the handed-over grant")
-	assert.True(t, r.l.Valid(), "call: waiter lease Valid()")
-	require.NoError(t, r.l.Unlock(e.ctx), "call: waiter Unlock")
-	l, err := other.TryLock(e.ctx)
-	require.NoError(t, err, "call: TryLock after the waiter's Unlock: free again")
-	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+	starveHandOver(t, e, "starve-force", "ForceRelease", func(c *locker.Client, _ *locker.Lease) error {
+		seen, err := c.Inspect(e.ctx, "starve-force")
+		if err != nil {
+			return err
+		}
+		forced, err := c.ForceRelease(e.ctx, "starve-force", seen.ServerTime)
+		if err == nil && forced.MutexHolds != 1 {
+			err = fmt.Errorf("ForceRelease dropped %d mutex holds, want the holder's 1", forced.MutexHolds)
+		}
+		return err
+	}, func(h *locker.Lease) {
+		assert.ErrorIs(t, h.Unlock(e.ctx), locker.ErrHeldByOther, "call: Unlock of the forced holder's lease, the waiter holding the lock")
+	})
 }
 
 func checkStarveTightLoop(t *testing.T, e *env) {
