@@ -128,6 +128,19 @@ func (l *lookup) bestPeer(unit string, lower bool, driver string, levels ...stri
 // ok reports whether every figure was found.
 func (l *lookup) ok() bool { return len(l.missing) == 0 }
 
+// compare finishes c with the ratio a/b of two figures of unit: the
+// figures it comes from, and met(ratio) as the verdict; with a figure
+// missing, c lists what is missing instead.
+func (l *lookup) compare(c check, unit string, a, b figure, met func(r float64) bool) check {
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	r := ratio(a.v, b.v)
+	c.figures = fmt.Sprintf("%s %s vs %s %s %s: %sx", a.label, num(a.v), b.label, num(b.v), unit, ratioStr(r))
+	c.met = met(r)
+	return c
+}
+
 // label names a row in the table: "lib/driver", or its levels.
 func label(r *row) string {
 	lib, d := r.level("lib"), r.level("driver")
@@ -152,13 +165,7 @@ func contendedP99Peer(rs *results, d string) check {
 	l := &lookup{rs: rs}
 	ours := l.get("wait-p99-ns", "main.txt", "BenchmarkLock", sl("scriptlock", d, contended...)...)
 	peer := l.bestPeer("wait-p99-ns", true, "", contended...)
-	if c.missing = l.missing; !l.ok() {
-		return c
-	}
-	r := ratio(ours.v, peer.v)
-	c.figures = fmt.Sprintf("%s %s vs %s %s wait-p99-ns: %sx", ours.label, num(ours.v), peer.label, num(peer.v), ratioStr(r))
-	c.met = r <= 0.5
-	return c
+	return l.compare(c, "wait-p99-ns", ours, peer, func(r float64) bool { return r <= 0.5 })
 }
 
 // contendedP99FIFO checks scriptlock's contended wait-p99 on driver d
@@ -168,13 +175,7 @@ func contendedP99FIFO(rs *results, d string) check {
 	l := &lookup{rs: rs}
 	ours := l.get("wait-p99-ns", "main.txt", "BenchmarkLock", sl("scriptlock", d, contended...)...)
 	fifo := l.get("wait-p99-ns", "main.txt", "BenchmarkLock", sl("scriptlock-fifo", d, contended...)...)
-	if c.missing = l.missing; !l.ok() {
-		return c
-	}
-	r := ratio(ours.v, fifo.v)
-	c.figures = fmt.Sprintf("%s %s vs %s %s wait-p99-ns: %sx", ours.label, num(ours.v), fifo.label, num(fifo.v), ratioStr(r))
-	c.met = r <= 2
-	return c
+	return l.compare(c, "wait-p99-ns", ours, fifo, func(r float64) bool { return r <= 2 })
 }
 
 // contendedFairness checks scriptlock's contended fairness on driver d
@@ -198,13 +199,7 @@ func contendedHandoffs(rs *results, d string) check {
 	l := &lookup{rs: rs}
 	ours := l.get("handoffs/s", "main.txt", "BenchmarkLock", sl("scriptlock", d, contended...)...)
 	peer := l.bestPeer("handoffs/s", false, "", contended...)
-	if c.missing = l.missing; !l.ok() {
-		return c
-	}
-	r := ratio(ours.v, peer.v)
-	c.figures = fmt.Sprintf("%s %s vs %s %s handoffs/s: %sx", ours.label, num(ours.v), peer.label, num(peer.v), ratioStr(r))
-	c.met = r >= 0.9
-	return c
+	return l.compare(c, "handoffs/s", ours, peer, func(r float64) bool { return r >= 0.9 })
 }
 
 // pairedRatio checks BenchmarkPaired's ratio metric (xraw, xredislock) on
@@ -229,13 +224,7 @@ func scriptCost(rs *results, d string) check {
 	l := &lookup{rs: rs}
 	ours := l.get("cycle-us/op", "cost.txt", "BenchmarkScriptCost", "lib=scriptlock", "driver="+d)
 	raw := l.get("cycle-us/op", "cost.txt", "BenchmarkScriptCost", "lib=raw", "driver="+d)
-	if c.missing = l.missing; !l.ok() {
-		return c
-	}
-	r := ratio(ours.v, raw.v)
-	c.figures = fmt.Sprintf("%s %s vs %s %s cycle-us/op: %sx", ours.label, num(ours.v), raw.label, num(raw.v), ratioStr(r))
-	c.met = r <= 2
-	return c
+	return l.compare(c, "cycle-us/op", ours, raw, func(r float64) bool { return r <= 2 })
 }
 
 // throughput64 compares 64 clients' throughput with the best peer's on the
@@ -257,12 +246,10 @@ func throughput64(rs *results, d string) check {
 		note = "no peer on this driver; best peer of any driver: "
 		peer = l.bestPeer("ns/op", true, "", clients64...)
 	}
-	if c.missing = l.missing; !l.ok() {
-		return c
+	c = l.compare(c, "ns/op", peer, ours, func(r float64) bool { return r >= min })
+	if c.figures != "" {
+		c.figures = note + c.figures
 	}
-	r := ratio(peer.v, ours.v)
-	c.figures = fmt.Sprintf("%s%s %s vs %s %s ns/op: %sx", note, peer.label, num(peer.v), ours.label, num(ours.v), ratioStr(r))
-	c.met = r >= min
 	return c
 }
 
@@ -284,13 +271,7 @@ func allocs(rs *results, d string) check {
 	l := &lookup{rs: rs}
 	ours := l.get("allocs/op", "main.txt", "BenchmarkLock", sl("scriptlock", d, clients1...)...)
 	raw := l.get("allocs/op", "main.txt", "BenchmarkLock", sl("raw", d, clients1...)...)
-	if c.missing = l.missing; !l.ok() {
-		return c
-	}
-	r := ratio(ours.v, raw.v)
-	c.figures = fmt.Sprintf("%s %s vs %s %s allocs/op: %sx", ours.label, num(ours.v), raw.label, num(raw.v), ratioStr(r))
-	c.met = r <= 1.5
-	return c
+	return l.compare(c, "allocs/op", ours, raw, func(r float64) bool { return r <= 1.5 })
 }
 
 // semaphoreScriptTime checks one client's semaphore script-us/op on
@@ -300,13 +281,8 @@ func semaphoreScriptTime(rs *results, d string) check {
 	l := &lookup{rs: rs}
 	sem := l.get("script-us/op", "main.txt", "BenchmarkLock", sl("scriptlock", d, semaphore1...)...)
 	mu := l.get("script-us/op", "main.txt", "BenchmarkLock", sl("scriptlock", d, clients1...)...)
-	if c.missing = l.missing; !l.ok() {
-		return c
-	}
-	r := ratio(sem.v, mu.v)
-	c.figures = fmt.Sprintf("semaphore %s vs mutex %s script-us/op: %sx", num(sem.v), num(mu.v), ratioStr(r))
-	c.met = r <= 1.5
-	return c
+	sem.label, mu.label = "semaphore", "mutex"
+	return l.compare(c, "script-us/op", sem, mu, func(r float64) bool { return r <= 1.5 })
 }
 
 // semaphoreScripts checks the script calls per grant of the semaphore
