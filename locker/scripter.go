@@ -55,11 +55,16 @@ import "context"
 //     this; each driver's own test does).
 //   - Implementations are safe for concurrent use by multiple goroutines.
 //
-// In turn, the core never modifies the keys and args slices it passes, during
-// the call or after it: a driver may hand its client values that refer to
-// their elements instead of copies (the in-tree drivers for go-redis and
-// redigo do, to send a call without an allocation per argument), even for a
-// command its client still writes after the call returned.
+// In turn, the core never modifies the keys and args slices it passes
+// during the call, and never after a call that returned an error (its
+// client may still be writing the command, say after ctx ended): a driver
+// may hand its client values that refer to their elements instead of
+// copies (the in-tree drivers for go-redis and redigo do, to send a call
+// without an allocation per argument). Once a call has returned the
+// server's reply, the command is sent and answered, and the core may
+// reuse the args' backing array (a Mutex's acquire call keeps its
+// arguments in the lease it may grant, which then holds the release's):
+// a driver must not read keys or args after returning a reply.
 type Scripter interface {
 	// EvalSha runs the cached script with the given SHA-1.
 	EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error)

@@ -16,7 +16,9 @@ type eface struct {
 // (any(*p)) would copy the header to a fresh 16-byte allocation. The value
 // reads as *p at the time of use, so *p must not change while the value is
 // in use; drivers pass such values to their client for one call only, and
-// the core never modifies keys or arguments it has passed.
+// the core never modifies keys or arguments during a call, nor after one
+// that returned an error (the client may still be writing it; see
+// locker.Scripter: after a reply, the command is sent and done with).
 func Ref(p *string) any {
 	v := any("") // the string type word; the data word is replaced below
 	(*eface)(unsafe.Pointer(&v)).data = unsafe.Pointer(p)
