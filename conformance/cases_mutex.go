@@ -163,7 +163,10 @@ func checkExclusion(t *testing.T, e *env) {
 
 func checkTTLExpiry(t *testing.T, e *env) {
 	c := e.client(nil)
-	m := e.mutex(c, "ttl-expiry", 100*time.Millisecond, nil)
+	// 1 s: with 100 ms, CI's load once let the lease expire before the
+	// second TryLock (run 16, redigo).
+	const ttl = time.Second
+	m := e.mutex(c, "ttl-expiry", ttl, nil)
 	a, err := m.TryLock(e.ctx)
 	require.NoError(t, err, "call: first TryLock")
 	_, err = m.TryLock(e.ctx)
@@ -172,7 +175,8 @@ func checkTTLExpiry(t *testing.T, e *env) {
 	require.Eventually(t, func() bool {
 		b, err = m.TryLock(e.ctx)
 		return err == nil
-	}, 5*time.Second, 10*time.Millisecond, "call: TryLock after the first lease's 100ms TTL: last error %v", err)
+	}, ttl+5*time.Second, 10*time.Millisecond, "call: TryLock after the first lease's %v TTL: last error %v", ttl, err)
+	assert.False(t, time.Now().Before(a.ValidUntil()), "call: TryLock granted before the first lease's validity ended (%v)", a.ValidUntil())
 	assert.Greater(t, b.Fence(), a.Fence(), "call: fence of the grant after expiry")
 	require.NoError(t, b.Unlock(e.ctx), "call: Unlock of the new lease")
 }
@@ -243,18 +247,20 @@ func checkStaleLease(t *testing.T, e *env) {
 
 func checkExtend(t *testing.T, e *env) {
 	c := e.client(nil)
-	m := e.mutex(c, "extend", 200*time.Millisecond, nil)
+	// A 1 s lease (200 ms before: a loaded machine could let it lapse
+	// before the Extend, as one let a 100 ms lease in Mutex/TTLExpiry).
+	m := e.mutex(c, "extend", time.Second, nil)
 	l, err := m.TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock")
 	before := l.ValidUntil()
 	require.NoError(t, l.Extend(e.ctx, 5*time.Second), "call: Extend(5s)")
 	assert.True(t, l.ValidUntil().After(before), "call: ValidUntil() after Extend: got %v, want after %v", l.ValidUntil(), before)
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(1200 * time.Millisecond)
 	_, err = m.TryLock(e.ctx)
-	assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock 300ms into a 200ms lease extended to 5s")
+	assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock 1.2s into a 1s lease extended to 5s")
 	ttl, err := l.TTL(e.ctx)
 	require.NoError(t, err, "call: TTL() after Extend")
-	assert.Greater(t, ttl, 3*time.Second, "call: TTL() after Extend(5s) and 300ms")
+	assert.Greater(t, ttl, 2*time.Second, "call: TTL() after Extend(5s) and 1.2s")
 	assert.True(t, l.Valid(), "call: Valid() after Extend(5s)")
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
 }
