@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,6 +43,13 @@ func init() {
 			name:  "Starve/Order",
 			rule:  "Default-mode waiters that starved are handed the lock in the order they starved, one per Unlock, and the lock is never free in between; Inspect counts the starving waiters left and names (by fingerprint) the one the next Unlock hands the lock to.",
 			check: checkStarveOrder,
+		},
+		testCase{
+			name: "Starve/JoinStarving",
+			rule: "A blocking Lock that starts while another Lock of the same Client starves on the name starves from its first acquire call (it subscribes first): " +
+				"it is kept behind the earlier waiter, the Unlocks hand the lock to them in that order, and its Lock makes two acquire calls in all " +
+				"(the one that keeps it as a starving waiter, and the one that learns of its hand-over), not a refused one before them.",
+			check: checkStarveJoin,
 		},
 		testCase{
 			name: "Starve/ForceRelease",
@@ -333,6 +341,51 @@ func checkStarveOrder(t *testing.T, e *env) {
 		prev = r.l
 	}
 	require.NoError(t, prev.Unlock(e.ctx), "call: last Unlock")
+}
+
+func checkStarveJoin(t *testing.T, e *env) {
+	const name = "starve-join"
+	c := e.client(nil)
+	h, err := e.mutex(c, name, 30*time.Second, nil).TryLock(e.ctx)
+	require.NoError(t, err, "call: holder TryLock")
+	var (
+		mu       sync.Mutex
+		attempts = map[int64]int{} // by the grant's fence
+	)
+	opts := *slowPolling
+	opts.Observer = func(_ context.Context, ev locker.Event) {
+		if ev.Kind == locker.EventAcquire && ev.Err == nil {
+			mu.Lock()
+			attempts[ev.Fence] = ev.Attempts
+			mu.Unlock()
+		}
+	}
+	wc := e.client(&opts) // both waiters: the second learns from the first
+	mopts := &locker.MutexOptions{StarvationThreshold: starveAfter}
+	first := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, mopts))
+	e.awaitStarving(c, name, 1)
+	second := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, mopts))
+	e.awaitStarving(c, name, 2)
+
+	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock")
+	r1 := recv(t, first, "Lock of the first waiter")
+	require.NoError(t, r1.err, "call: Lock of the first waiter")
+	select {
+	case r := <-second:
+		t.Fatalf("call: Lock of the second waiter returned (err %v) before the first waiter's Unlock", r.err)
+	default:
+	}
+	require.NoError(t, r1.l.Unlock(e.ctx), "call: first waiter Unlock")
+	r2 := recv(t, second, "Lock of the second waiter")
+	require.NoError(t, r2.err, "call: Lock of the second waiter")
+	st, err := c.Inspect(e.ctx, name)
+	require.NoError(t, err, "call: Inspect")
+	assert.Equal(t, st.Mutex.Fence, r2.l.Fence(), "call: Lock of the second waiter: the lease of the handed-over grant")
+	mu.Lock()
+	n := attempts[r2.l.Fence()]
+	mu.Unlock()
+	assert.Equal(t, 2, n, "call: acquire calls of the second waiter's Lock (one that keeps it as a starving waiter, one that learns of its hand-over)")
+	require.NoError(t, r2.l.Unlock(e.ctx), "call: second waiter Unlock")
 }
 
 func checkStarveReleaseLost(t *testing.T, e *env) {

@@ -26,7 +26,9 @@ import (
 // free in between, so neither the releaser nor a newcomer can take it.
 // While waiters starve the lock is in starvation mode: a blocking Lock
 // that is refused starves at once and queues behind them (a TryLock is
-// refused, as on any held lock). Once no waiter starves, the lock barges
+// refused, as on any held lock); one that starts while another Lock of the
+// same Client starves on the name starves from its first attempt, sparing
+// the refusal that would teach it so. Once no waiter starves, the lock barges
 // again. The threshold and the rule were chosen by measurement
 // (BenchmarkLockStarve in the bench package): see
 // DefaultStarvationThreshold. MutexOptions.FIFO instead queues every
@@ -111,7 +113,8 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // only that waiter is woken. In the default mode, a waiter that has waited
 // MutexOptions.StarvationThreshold starves: from its next attempt on (it
 // wakes for it) it is kept in the lock's key, and an Unlock hands it the
-// lock the same way (see Mutex).
+// lock the same way (see Mutex); while another Lock of this Client starves
+// on the name, a Lock starves from its first attempt, after subscribing.
 // When ctx ends first it returns ErrNotObtained joined with ctx.Err(), so
 // errors.Is works for both (and with the last connection error, if the
 // attempts were failing), at once: leaving the queue and cleaning up after
@@ -148,11 +151,16 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	// and its own channel, and its tries keep it in the lock's key.
 	// Once the lock is in starvation mode (waiters starve already), it
 	// starves at once.
+	// While other Locks of this Client starve on the name, so will this
+	// one: it starves before its first try.
 	var sv starving
 	starved, hurry := false, false
+	unhint := func() {}
 	if m.starve > 0 {
-		sv = starving{after: m.starve, from: start, early: func() bool { return hurry }, join: func() string {
+		hurry = m.c.waitHint("mutex", m.name)
+		sv = starving{after: m.starve, from: start, now: hurry, early: func() bool { return hurry }, join: func() string {
 			waiter, qttl, starved = newToken(), m.queueMS, true
+			unhint = m.c.joinHint("mutex", m.name)
 			return m.wake + ":" + waiter
 		}}
 	}
@@ -174,6 +182,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		}
 		return l, pttl, err
 	})
+	unhint()
 	// A hand-over's hold is named by the waiter id (see attempt).
 	m.c.acquiredHow(ctx, m.name, "mutex", start, tries, l, l != nil && waiter != "" && l.hold == waiter, err)
 	if err != nil && (m.fifo || starved) && tries > 0 {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -111,18 +109,6 @@ type Semaphore struct {
 	wake    string   // the wake channel
 }
 
-// semWaiting counts, per Client and semaphore name, the Acquires refused at
-// least once and not yet returned (of every Semaphore value of that name):
-// while there are some, a new Acquire subscribes before its first try. An
-// entry is deleted when its count drops to 0; it is only a hint.
-var semWaiting sync.Map // semName -> *atomic.Int32
-
-// semName keys semWaiting.
-type semName struct {
-	c    *Client
-	name string
-}
-
 // NewSemaphore returns the semaphore called name with permits permits,
 // whose leases last ttl unless extended. It does not contact Redis. It
 // fails with ErrClosed, ErrInvalidName (empty, or longer than MaxNameLen),
@@ -216,7 +202,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	// the retry wait makes right after it subscribes needs no call unless
 	// a wake-up came (see early).
 	var early <-chan struct{}
-	if v, ok := semWaiting.Load(semName{s.c, s.name}); ok && v.(*atomic.Int32).Load() > 0 {
+	if s.c.waitHint("semaphore", s.name) {
 		var leave func(bool)
 		early, leave = s.c.joinWake(ctx, own, false)
 		defer leave(false)
@@ -224,7 +210,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	start, calls, refused := time.Now(), 0, false
 	var (
 		pttl    time.Duration
-		waiting *atomic.Int32 // this Acquire's count in semWaiting, once refused
+		waiting func() // leaves the waiting hint, once refused
 	)
 	l, err := s.c.wait(ctx, s.name, false, []string{own}, func(ctx context.Context) (*Lease, time.Duration, error) {
 		if early != nil {
@@ -248,15 +234,13 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 			}
 			pttl = wait
 			if waiting == nil {
-				v, _ := semWaiting.LoadOrStore(semName{s.c, s.name}, new(atomic.Int32))
-				waiting = v.(*atomic.Int32)
-				waiting.Add(1)
+				waiting = s.c.joinHint("semaphore", s.name)
 			}
 		}
 		return l, wait, err
 	})
-	if waiting != nil && waiting.Add(-1) == 0 {
-		semWaiting.CompareAndDelete(semName{s.c, s.name}, waiting)
+	if waiting != nil {
+		waiting()
 	}
 	s.c.acquired(ctx, s.name, "semaphore", start, calls, l, err)
 	if err != nil && calls > 0 {

@@ -61,11 +61,15 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 // "" for none), subscribes to it, and from then on listens there too. The
 // tries after it see the switch through what join set. A waiter asleep at
 // the threshold wakes for it; early, when set, switches it before the
-// threshold once it reports true (checked after each refusal). The zero
-// starving never switches.
+// threshold once it reports true (checked after each refusal). With now
+// set (and early reporting true), the waiter starves before its first try:
+// it subscribes to the lock's wake channel and its own first, and that try
+// is already a starving waiter's, saving the refused try that would only
+// learn it must starve. The zero starving never switches.
 type starving struct {
 	after time.Duration
 	from  time.Time   // the start of the wait, when the caller has it (zero: now)
+	now   bool        // starve from the first try (see above)
 	early func() bool // when set and true, starve now (after the next refusal's subscription)
 	join  func() string
 }
@@ -105,6 +109,33 @@ func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []
 			sv.from = time.Now()
 		}
 		starveAt = sv.from.Add(sv.after)
+	}
+	// subscribe joins the lock's wake channel (and own's), once.
+	subscribe := func() {
+		joined = true
+		jctx, cancel := ctx, context.CancelFunc(func() {})
+		if joinFor > 0 {
+			jctx, cancel = context.WithTimeout(ctx, joinFor)
+		}
+		wake, leave = c.joinWake(jctx, c.Key(name)+":wake", alone)
+		cancel()
+		if wake != nil && len(own) > 0 {
+			ch := make(chan struct{}, 1)
+			var leaves []func(bool)
+			for _, o := range own {
+				if w, l := c.joinWakeInto(ctx, o, false, ch); w != nil {
+					mine, leaves = ch, append(leaves, l)
+				}
+			}
+			leaveMe = func(h bool) {
+				for _, l := range leaves {
+					l(h)
+				}
+			}
+		}
+	}
+	if sv.now && sv.join != nil {
+		subscribe() // before the first try: it starves already (see starving)
 	}
 	for {
 		if c.closed.Load() {
@@ -158,27 +189,7 @@ func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []
 			down = time.Time{}
 		}
 		if !joined && !broken {
-			joined = true
-			jctx, cancel := ctx, context.CancelFunc(func() {})
-			if joinFor > 0 {
-				jctx, cancel = context.WithTimeout(ctx, joinFor)
-			}
-			wake, leave = c.joinWake(jctx, c.Key(name)+":wake", alone)
-			cancel()
-			if wake != nil && len(own) > 0 {
-				ch := make(chan struct{}, 1)
-				var leaves []func(bool)
-				for _, o := range own {
-					if w, l := c.joinWakeInto(ctx, o, false, ch); w != nil {
-						mine, leaves = ch, append(leaves, l)
-					}
-				}
-				leaveMe = func(h bool) {
-					for _, l := range leaves {
-						l(h)
-					}
-				}
-			}
+			subscribe()
 			if wake != nil {
 				continue // a release may have come before the subscription
 			}
