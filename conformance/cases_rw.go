@@ -148,7 +148,7 @@ func (r *refusalScripter) seen(v any, err error) (any, error) {
 }
 
 // Subscribe forwards to the driver's Subscriber, if any.
-func (r *refusalScripter) Subscribe(ctx context.Context, channel string, onMessage func()) (func(), error) {
+func (r *refusalScripter) Subscribe(ctx context.Context, channel string, onMessage func(string)) (func(), error) {
 	s, ok := r.Scripter.(locker.Subscriber)
 	if !ok {
 		return nil, errors.New("conformance: driver does not implement locker.Subscriber")

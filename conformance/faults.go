@@ -553,7 +553,7 @@ func (f *faultScripter) ScriptLoad(ctx context.Context, src string) (string, err
 
 // Subscribe forwards to the driver's Subscriber; without one it fails, and
 // the core falls back to polling.
-func (f *faultScripter) Subscribe(ctx context.Context, channel string, onMessage func()) (func(), error) {
+func (f *faultScripter) Subscribe(ctx context.Context, channel string, onMessage func(string)) (func(), error) {
 	s, ok := f.Scripter.(locker.Subscriber)
 	if !ok {
 		return nil, errors.New("conformance: driver does not implement locker.Subscriber")

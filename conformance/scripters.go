@@ -70,7 +70,7 @@ func (c *countingScripter) ScriptLoad(ctx context.Context, src string) (string, 
 
 // Subscribe forwards to the driver's Subscriber; without one it fails, and
 // the core falls back to polling.
-func (c *countingScripter) Subscribe(ctx context.Context, channel string, onMessage func()) (func(), error) {
+func (c *countingScripter) Subscribe(ctx context.Context, channel string, onMessage func(string)) (func(), error) {
 	s, ok := c.Scripter.(locker.Subscriber)
 	if !ok {
 		return nil, errors.New("conformance: driver does not implement locker.Subscriber")

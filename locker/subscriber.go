@@ -9,7 +9,9 @@ import "context"
 // SPUBLISH on the lock's wake channel "<prefix>{<name>}:wake", which lives
 // in the lock's hash slot; a FIFO release that hands the lock to a queued
 // waiter publishes on that waiter's own channel,
-// "<prefix>{<name>}:wake:<waiter id>", instead. A Client whose Scripter
+// "<prefix>{<name>}:wake:<waiter id>", instead, with the grant's fence as
+// the message's payload (the other wake-ups carry none), so that the
+// waiter need not ask Redis what it was given. A Client whose Scripter
 // implements Subscriber subscribes a waiting Lock to those channels and
 // retries as soon as a message arrives; the Client shares one subscription
 // among all waiters for the same name (and wakes one waiting Mutex per
@@ -39,15 +41,16 @@ import "context"
 // conformance suite counts one that runs 3 s later as a leak.
 type Subscriber interface {
 	// Subscribe subscribes to the shard channel and calls onMessage, from a
-	// goroutine of the driver, for every message published on it until the
-	// returned unsubscribe function is called. Subscribe blocks until the
-	// server has confirmed the subscription (so a message published after
-	// Subscribe returns is delivered) or ctx is done; on error nothing stays
-	// subscribed. onMessage must not block; a driver may call it spuriously,
-	// for instance after reconnecting, when messages may have been lost.
-	// unsubscribe does not block on the network, is idempotent, and
-	// guarantees onMessage is not called after it returns. Subscribe and
-	// unsubscribe are safe for concurrent use; several subscriptions to one
-	// channel each get every message.
-	Subscribe(ctx context.Context, channel string, onMessage func()) (unsubscribe func(), err error)
+	// goroutine of the driver, with the payload of every message published
+	// on it until the returned unsubscribe function is called. Subscribe
+	// blocks until the server has confirmed the subscription (so a message
+	// published after Subscribe returns is delivered) or ctx is done; on
+	// error nothing stays subscribed. onMessage must not block; a driver
+	// may call it spuriously, with an empty payload, for instance after
+	// reconnecting, when messages may have been lost. unsubscribe does not
+	// block on the network, is idempotent, and guarantees onMessage is not
+	// called after it returns. Subscribe and unsubscribe are safe for
+	// concurrent use; several subscriptions to one channel each get every
+	// message.
+	Subscribe(ctx context.Context, channel string, onMessage func(payload string)) (unsubscribe func(), err error)
 }

@@ -60,7 +60,7 @@ func (c *Client) joinWakeInto(ctx context.Context, channel string, alone bool, m
 
 	leave := func(handOn bool) { h.leave(channel, ws, me, handOn) }
 	if first {
-		unsub, err := sub.Subscribe(ctx, channel, func() { h.notify(ws) })
+		unsub, err := sub.Subscribe(ctx, channel, func(string) { h.notify(ws) })
 		h.mu.Lock()
 		ws.unsub, ws.err = unsub, err
 		h.mu.Unlock()
