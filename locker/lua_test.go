@@ -146,11 +146,12 @@ func TestLuaNoBooleanReplies(t *testing.T) {
 func TestLuaWakeChannelInARGV(t *testing.T) {
 	publish := regexp.MustCompile(`redis\.p?call\('S?PUBLISH', ([^,]+),`)
 	// The preludes' helpers publish on their argument: finish(wake) in
-	// rw_prelude.lua, publish(ch) and handover(..., wake) in
-	// mutex_prelude.lua (which also wakes a waiter on wake .. ':' .. id),
+	// rw_prelude.lua, publish(ch, msg) and handover(..., wake) in
+	// mutex_prelude.lua (which also wakes a waiter on wake .. ':' .. id,
+	// with the fence),
 	// publish(ch) and finish(wake) in sem_prelude.lua.
 	helper := regexp.MustCompile(`\b(?:finish|publish|handover|passOn)\(([^)]*)\)`)
-	params := []string{"wake", "ch", "lock, q, qx, wake, gone", "lock, w, wake, gone", "wake .. ':' .. h", "wake .. ':' .. id"}
+	params := []string{"wake", "ch", "ch, msg", "lock, q, qx, wake, gone", "lock, w, wake, gone", "wake .. ':' .. h, fence", "wake .. ':' .. id, fence", "wake .. ':' .. id"}
 	for _, name := range allScripts() {
 		p := parseHeader(t, name)
 		for i, d := range p.keys {

@@ -97,7 +97,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, notObtained(m.name, err) // no call to abandon
 	}
 	start := time.Now()
-	l, _, err := m.attempt(ctx, nil, start, "", 0, false, false)
+	l, _, _, err := m.attempt(ctx, nil, start, "", 0, false, false)
 	m.c.acquired(ctx, m.name, "mutex", start, 1, l, err)
 	return l, err
 }
@@ -153,25 +153,40 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	// starves at once.
 	// While other Locks of this Client starve on the name, so will this
 	// one: it starves before its first try.
-	var sv starving
+	// A hand-over's wake-up carries its grant (see handed).
+	var (
+		sv        starving
+		hand      handed
+		takeHands = m.c.acker == nil // with Options.Ack, a grant is acknowledged by the call that learns it
+	)
+	if takeHands {
+		sv.handed = hand.note
+	}
 	starved, hurry := false, false
 	unhint := func() {}
 	if m.starve > 0 {
 		hurry = m.c.waitHint("mutex", m.name)
-		sv = starving{after: m.starve, from: start, now: hurry, early: func() bool { return hurry }, join: func() string {
+		sv.after, sv.from, sv.now = m.starve, start, hurry
+		sv.early = func() bool { return hurry }
+		sv.join = func() string {
 			waiter, qttl, starved = newToken(), m.queueMS, true
 			unhint = m.c.joinHint("mutex", m.name)
 			return m.wake + ":" + waiter
-		}}
+		}
 	}
 	var spare *Lease // a refused attempt's, for the next one's arguments
 	l, err := m.c.waitStarve(ctx, m.name, !m.fifo, own, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
+		if f, from := hand.take(m.c.margin(m.ttlMS)); f > 0 && takeHands {
+			l, err := m.handedLease(&spare, from, waiter, f)
+			return l, 0, err
+		}
 		tries++
 		from := start // the first try starts with the call
 		if tries > 1 {
-			from = time.Time{}
+			from = time.Now()
 		}
-		l, pttl, err := m.attempt(ctx, &spare, from, waiter, qttl, tries > 1, starved)
+		l, pttl, us, err := m.attempt(ctx, &spare, from, waiter, qttl, tries > 1, starved)
+		hand.after(from, us, err)
 		hurry = hurry || errors.Is(err, errStarvation)
 		if (m.fifo || starved) && err != nil {
 			// Refresh the queue entry well before it expires.
@@ -212,14 +227,15 @@ func notObtained(name string, cerr error) error {
 // but queued waiters go first). waited tells the script that the caller
 // waited already, so others may too: the lock's release then wakes them.
 // When the call's outcome is unknown it abandons the call in the background
-// (see abandon.lua).
+// (see abandon.lua). A waiter's refusal also returns the server µs of the
+// refusal (0 when the reply has none; see handed).
 //
 // The call's arguments live in the lease it may grant (Lease.args), so a
 // grant allocates no argument list: *spare, when set, is a Lease a
 // refused attempt left for that (nil leaves none, and takes none).
 // start is when the call starts (the lease's validity counts from it; an
 // earlier time only shortens it), or zero for now.
-func (m *Mutex) attempt(ctx context.Context, spare **Lease, start time.Time, waiter string, qttl int64, waited, starved bool) (*Lease, time.Duration, error) {
+func (m *Mutex) attempt(ctx context.Context, spare **Lease, start time.Time, waiter string, qttl int64, waited, starved bool) (*Lease, time.Duration, int64, error) {
 	var nl *Lease
 	if spare != nil {
 		nl, *spare = *spare, nil
@@ -248,7 +264,7 @@ func (m *Mutex) attempt(ctx context.Context, spare **Lease, start time.Time, wai
 	}
 	nl.args = [7]string{m.owner, id, m.ttlArg, q, waiter, m.wake, w}
 	r, err := m.c.run(ctx, scriptAcquire, m.keys, nl.args[:7:7])
-	var v [2]int64
+	var v [3]int64
 	if err == nil {
 		v, err = replyAcquire(r)
 	}
@@ -270,7 +286,7 @@ func (m *Mutex) attempt(ctx context.Context, spare **Lease, start time.Time, wai
 				return err
 			})
 		}
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if v[0] == 0 || v[0] == 3 {
 		if spare != nil { // answered: no driver holds on to the arguments
@@ -278,36 +294,67 @@ func (m *Mutex) attempt(ctx context.Context, spare **Lease, start time.Time, wai
 			*spare = nl
 		}
 		if v[0] == 3 { // waiters starve already: a blocking Lock starves at once
-			return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", errStarvation, m.name)
+			return nil, time.Duration(v[1]) * time.Millisecond, v[2], fmt.Errorf("%w: %q", errStarvation, m.name)
 		}
-		return nil, time.Duration(v[1]) * time.Millisecond, fmt.Errorf("%w: %q", ErrNotObtained, m.name)
+		return nil, time.Duration(v[1]) * time.Millisecond, v[2], fmt.Errorf("%w: %q", ErrNotObtained, m.name)
 	}
 	hold := id
 	if v[0] == 2 { // handed over by a release: the hold is the waiter's
 		hold, owner = waiter, cmp.Or(m.owner, waiter)
 	}
+	l, err := m.lease(nl, start, owner, hold, v[1])
+	return l, 0, 0, err
+}
+
+// handedLease is the lease of the grant a release handed to waiter, with
+// fence, learned from the waiter's wake-up (see handed): its validity
+// counts from start. It takes *spare, if set, as attempt does.
+func (m *Mutex) handedLease(spare **Lease, start time.Time, waiter string, fence int64) (*Lease, error) {
+	nl := *spare
+	*spare = nil
+	if nl == nil {
+		nl = new(Lease)
+	}
+	return m.lease(nl, start, cmp.Or(m.owner, waiter), waiter, fence)
+}
+
+// lease makes nl the lease of a grant of this mutex to owner, its hold
+// named hold, valid from start.
+func (m *Mutex) lease(nl *Lease, start time.Time, owner, hold string, fence int64) (*Lease, error) {
 	keys := m.keys[:1]
 	if m.fifo {
 		keys = m.keys[:3] // the release hands the lock to the queue's head
 	}
-	l, err := m.c.newLeaseIn(nl, grant{
+	return m.c.newLeaseIn(nl, grant{
 		ops: mutexOps, name: m.name, keys: keys, wake: m.wake,
-		owner: owner, hold: hold, fence: v[1], single: m.owner != "" && !m.reentrant,
+		owner: owner, hold: hold, fence: fence, single: m.owner != "" && !m.reentrant,
 	}, start, m.ttlMS, m.refresh)
-	return l, 0, err
 }
 
-// replyAcquire decodes acquire.lua's reply as {status, value}: its fast
-// path's bare fence (an integer above 0) is {1, fence}; any other reply
-// must be an array of two integers.
-func replyAcquire(r any) ([2]int64, error) {
+// replyAcquire decodes acquire.lua's reply as {status, value, µs}: its
+// fast path's bare fence (an integer above 0) is {1, fence, 0}; any other
+// reply must be an array of two integers, or three (a waiter's refusal,
+// with the server µs of the refusal).
+func replyAcquire(r any) ([3]int64, error) {
+	var out [3]int64
 	if f, ok := r.(int64); ok {
 		if f <= 0 {
-			return [2]int64{}, fmt.Errorf("%w: acquire: got fence %d, want one above 0", ErrUnexpectedReply, f)
+			return out, fmt.Errorf("%w: acquire: got fence %d, want one above 0", ErrUnexpectedReply, f)
 		}
-		return [2]int64{1, f}, nil
+		return [3]int64{1, f, 0}, nil
 	}
-	return replyInts(scriptAcquire, r)
+	a, ok := r.([]any)
+	if !ok || len(a) < 2 || len(a) > 3 {
+		return out, fmt.Errorf("%w: acquire: got %#v, want an array of 2 or 3 integers", ErrUnexpectedReply, r)
+	}
+	for i, v := range a {
+		x, ok := v.(int64)
+		if !ok {
+			return out, fmt.Errorf("%w: acquire: got %#v, want an array of 2 or 3 integers", ErrUnexpectedReply, r)
+		}
+		out[i] = x
+	}
+	return out, nil
 }
 
 // validLock checks what every lock type is made of and returns the TTL in

@@ -344,9 +344,9 @@ func TestRedisWaitMark(t *testing.T) {
 
 // TestRedisHandover pins down the direct FIFO hand-over: a FIFO lease's
 // release gives the lock to the queue's first live waiter in the same
-// script (owner, hold named by the waiter id, fresh fence, lifetime capped
-// by the waiter's queue entry) and wakes only that waiter, on its own
-// channel; the waiter's next attempt finds the grant ({2, fence}); a
+// script (owner, hold named by the waiter id, fresh fence, the waiter's
+// TTL) and wakes only that waiter, on its own channel, with the fence as
+// the payload; the waiter's next attempt finds the grant ({2, fence}); a
 // waiter that gives up before learning of it has its hold dropped by
 // dequeue.lua, which hands the lock on; crashed waiters are skipped.
 func TestRedisHandover(t *testing.T) {
@@ -371,13 +371,15 @@ func TestRedisHandover(t *testing.T) {
 	assert.Contains(t, h, "h:w-b", "one hold named by the waiter id")
 	assert.Equal(t, "1", h["w"], "c still waits")
 	assert.GreaterOrEqual(t, e.num(h["fence"]), before, "a fresh fence from the server clock")
-	assert.LessOrEqual(t, e.pttl(keys[0]), time.Second, "no longer than b's queue entry would have lived")
+	assert.Greater(t, e.pttl(keys[0]), 7*time.Second, "the lock lives b's TTL, as any grant (b may take it from the wake-up alone)")
+	assert.Equal(t, []string{h["fence"]}, toB.payloads, "b's wake-up carries the grant's fence")
+	assert.Empty(t, common.payloads, "no wake-up for everyone")
 	q := e.zrange(keys[1])
 	assert.Equal(t, []string{"w-c"}, q, "b left the queue")
 
 	r := e.acquireInts(e.eval("acquire", keys, "", "b2", 8_000, 1_000, "w-b", wake, "1"))
 	assert.Equal(t, []int64{2, e.num(h["fence"])}, r, "b's next attempt finds the hand-over")
-	assert.Greater(t, e.pttl(keys[0]), 7*time.Second, "and the lock lives b's TTL")
+	assert.Greater(t, e.pttl(keys[0]), 7*time.Second, "and the lock still lives b's TTL")
 
 	// b releases: the lock goes to c, with c's owner.
 	require.Equal(t, int64(1), e.eval("release", keys[:3], "w-b", "w-b", "", wake))

@@ -210,7 +210,7 @@ func (q *Quorum) try(ctx context.Context, waited bool) (*QuorumLease, time.Durat
 		refused bool
 	)
 	fanOut(ctx, q.jans, q.budget, true, func(ctx context.Context, i int) (result, error) {
-		l, pttl, err := q.parts[i].attempt(ctx, nil, time.Time{}, "", 0, waited, false)
+		l, pttl, _, err := q.parts[i].attempt(ctx, nil, time.Time{}, "", 0, waited, false)
 		return result{l, pttl}, err
 	}, func(i int, r result, err error) bool {
 		switch {

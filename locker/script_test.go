@@ -326,10 +326,12 @@ var (
 		"nested array":            []any{[]any{int64(1)}, int64(7)},
 		"typed slice":             []int64{1, 7},
 	}
-	// acquireWant: acquire.lua also answers a bare fence, above 0.
+	// acquireWant: acquire.lua also answers a bare fence, above 0, and a
+	// waiter's refusal an array of three integers.
 	acquireWant = map[string]any{
-		"zero":     int64(0),
-		"negative": int64(-7),
+		"zero":        int64(0),
+		"negative":    int64(-7),
+		"array len 4": []any{int64(0), int64(1), int64(1), int64(1)},
 	}
 	intWant = map[string]any{
 		"nil":        nil,
@@ -344,7 +346,7 @@ var (
 
 func init() {
 	for k, v := range arrayWant {
-		if k != "int64" {
+		if k != "int64" && k != "array len 3" {
 			acquireWant[k] = v
 		}
 	}

@@ -65,13 +65,18 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 // set (and early reporting true), the waiter starves before its first try:
 // it subscribes to the lock's wake channel and its own first, and that try
 // is already a starving waiter's, saving the refused try that would only
-// learn it must starve. The zero starving never switches.
+// learn it must starve. handed, when set, gets the payload of every
+// message with one on the waiter's own channels (own's and join's): the
+// grant of a release that handed the lock to this waiter (see
+// Subscriber); the try after the wake-up may take it. The zero starving
+// never switches.
 type starving struct {
-	after time.Duration
-	from  time.Time   // the start of the wait, when the caller has it (zero: now)
-	now   bool        // starve from the first try (see above)
-	early func() bool // when set and true, starve now (after the next refusal's subscription)
-	join  func() string
+	after  time.Duration
+	from   time.Time   // the start of the wait, when the caller has it (zero: now)
+	now    bool        // starve from the first try (see above)
+	early  func() bool // when set and true, starve now (after the next refusal's subscription)
+	join   func() string
+	handed func(payload string)
 }
 
 // waitStarve is waitJoin with a switch to starvation (see starving).
@@ -123,7 +128,7 @@ func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []
 			ch := make(chan struct{}, 1)
 			var leaves []func(bool)
 			for _, o := range own {
-				if w, l := c.joinWakeInto(ctx, o, false, ch); w != nil {
+				if w, l := c.joinWakeInto(ctx, o, waker{handed: sv.handed}, ch); w != nil {
 					mine, leaves = ch, append(leaves, l)
 				}
 			}
@@ -152,7 +157,7 @@ func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []
 				if me == nil {
 					me = make(chan struct{}, 1)
 				}
-				if w, l := c.joinWakeInto(ctx, ch, false, me); w != nil {
+				if w, l := c.joinWakeInto(ctx, ch, waker{handed: sv.handed}, me); w != nil {
 					mine = me
 					prev := leaveMe
 					leaveMe = func(h bool) { prev(h); l(h) }

@@ -18,9 +18,17 @@ type wakeSub struct {
 	ready chan struct{} // closed when Subscribe returned
 	err   error         // Subscribe's error
 	unsub func()
-	// waiters maps each waiter's channel to whether it is woken alone
-	// (true: one such waiter per message) or with every message.
-	waiters map[chan struct{}]bool
+	// waiters maps each waiter's channel to how it is woken.
+	waiters map[chan struct{}]waker
+}
+
+// waker is how a waiter of a wakeSub is woken: alone (one such waiter per
+// message) or with every message; handed, when set, first gets each
+// message's non-empty payload (a hand-over's grant, on a waiter's own
+// channel).
+type waker struct {
+	alone  bool
+	handed func(payload string)
 }
 
 // joinWake subscribes the caller to channel. It returns a channel that
@@ -32,13 +40,14 @@ type wakeSub struct {
 // subscribing failed; the caller then polls. It blocks until the shared
 // subscription is confirmed or ctx is done.
 func (c *Client) joinWake(ctx context.Context, channel string, alone bool) (<-chan struct{}, func(handOn bool)) {
-	return c.joinWakeInto(ctx, channel, alone, make(chan struct{}, 1))
+	return c.joinWakeInto(ctx, channel, waker{alone: alone}, make(chan struct{}, 1))
 }
 
 // joinWakeInto is joinWake with the waiter's channel me (buffered, size
 // 1) given: a waiter that joins several wake channels with one me is woken
-// by a message on any of them.
-func (c *Client) joinWakeInto(ctx context.Context, channel string, alone bool, me chan struct{}) (<-chan struct{}, func(handOn bool)) {
+// by a message on any of them; w.handed, when set, gets each message's
+// non-empty payload before me is signalled.
+func (c *Client) joinWakeInto(ctx context.Context, channel string, w waker, me chan struct{}) (<-chan struct{}, func(handOn bool)) {
 	sub, ok := c.s.(Subscriber)
 	if !ok {
 		return nil, func(bool) {}
@@ -51,16 +60,16 @@ func (c *Client) joinWakeInto(ctx context.Context, channel string, alone bool, m
 	ws := h.subs[channel]
 	first := ws == nil
 	if first {
-		ws = &wakeSub{ready: make(chan struct{}), waiters: map[chan struct{}]bool{}}
+		ws = &wakeSub{ready: make(chan struct{}), waiters: map[chan struct{}]waker{}}
 		h.subs[channel] = ws
 	}
 	ws.refs++
-	ws.waiters[me] = alone
+	ws.waiters[me] = w
 	h.mu.Unlock()
 
 	leave := func(handOn bool) { h.leave(channel, ws, me, handOn) }
 	if first {
-		unsub, err := sub.Subscribe(ctx, channel, func(string) { h.notify(ws) })
+		unsub, err := sub.Subscribe(ctx, channel, func(payload string) { h.notify(ws, payload) })
 		h.mu.Lock()
 		ws.unsub, ws.err = unsub, err
 		h.mu.Unlock()
@@ -83,12 +92,16 @@ func (c *Client) joinWakeInto(ctx context.Context, channel string, alone bool, m
 	return me, leave
 }
 
-// notify wakes every waiter of ws that is not woken alone, and one that is.
-func (h *wakeHub) notify(ws *wakeSub) {
+// notify wakes every waiter of ws that is not woken alone, and one that
+// is, after handing payload, when not empty, to the waiters that take it.
+func (h *wakeHub) notify(ws *wakeSub, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for w, alone := range ws.waiters {
-		if !alone {
+	for w, k := range ws.waiters {
+		if k.handed != nil && payload != "" {
+			k.handed(payload)
+		}
+		if !k.alone {
 			select {
 			case w <- struct{}{}:
 			default:
@@ -102,8 +115,8 @@ func (h *wakeHub) notify(ws *wakeSub) {
 // pending one already makes its waiter try again once), if there is one.
 // The caller holds the hub's mutex.
 func (ws *wakeSub) wakeOne() {
-	for w, alone := range ws.waiters {
-		if !alone {
+	for w, k := range ws.waiters {
+		if !k.alone {
 			continue
 		}
 		select {
@@ -122,7 +135,7 @@ func (h *wakeHub) leave(channel string, ws *wakeSub, me chan struct{}, handOn bo
 		h.mu.Unlock()
 		return
 	}
-	alone := ws.waiters[me]
+	alone := ws.waiters[me].alone
 	delete(ws.waiters, me)
 	ws.refs--
 	select {

@@ -6,8 +6,11 @@ package locker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/require"
@@ -18,21 +21,24 @@ import (
 type subScripter struct {
 	Scripter
 	mu sync.Mutex
-	on func()
+	on func(string)
 }
 
-func (s *subScripter) Subscribe(_ context.Context, _ string, on func()) (func(), error) {
+func (s *subScripter) Subscribe(_ context.Context, _ string, on func(string)) (func(), error) {
 	s.mu.Lock()
 	s.on = on
 	s.mu.Unlock()
 	return func() {}, nil
 }
 
-func (s *subScripter) publish() {
+func (s *subScripter) publish() { s.send("") }
+
+// send delivers a message with payload.
+func (s *subScripter) send(payload string) {
 	s.mu.Lock()
 	on := s.on
 	s.mu.Unlock()
-	on()
+	on(payload)
 }
 
 // pending reports which of ws hold a wake-up, and takes it.
@@ -107,4 +113,68 @@ func TestWakeOneAlone(t *testing.T) {
 	last := alone[(holder+2)%3]
 	assert.Equal(t, []bool{true}, pending(last), "handOn wakes the remaining waiter")
 	leaves[(holder+2)%3](false)
+}
+
+// TestWakeHanded checks that a waiter that takes payloads (its own
+// channel's) gets a message's payload before its wake-up, and no empty
+// one, while the other waiters are woken as before.
+func TestWakeHanded(t *testing.T) {
+	s := &subScripter{}
+	c, err := New(s, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	ctx := context.Background()
+
+	var got []string
+	me := make(chan struct{}, 1)
+	w, leave := c.joinWakeInto(ctx, "ch:w", waker{handed: func(p string) {
+		got = append(got, p)
+		assert.Zero(t, len(me), "the payload comes before the wake-up")
+	}}, me)
+	require.NotNil(t, w)
+	defer leave(false)
+	other, leaveOther := c.joinWake(ctx, "ch:w", false)
+	defer leaveOther(false)
+
+	s.send("1700000000123456")
+	assert.Equal(t, []string{"1700000000123456"}, got, "the payload is handed over")
+	assert.Equal(t, []bool{true, true}, pending(w, other), "and both waiters are woken")
+	s.send("") // a spurious call: a wake-up, no payload
+	assert.Equal(t, []string{"1700000000123456"}, got, "an empty payload is not handed over")
+	assert.Equal(t, []bool{true, true}, pending(w, other))
+}
+
+// TestHanded checks when a waiter may take a grant from its wake-up: only
+// after a refusal that carried the server's time, with a later fence, and
+// while that refusal's call started within the margin.
+func TestHanded(t *testing.T) {
+	refused := fmt.Errorf("%w: x", ErrNotObtained)
+	var h handed
+	h.note("1000")
+	f, _ := h.take(time.Second)
+	assert.Zero(t, f, "no refusal yet")
+
+	start := time.Now()
+	h.after(start, 2000, refused)
+	f, _ = h.take(time.Second)
+	assert.Zero(t, f, "a fence before the refusal: a late wake-up of an earlier grant")
+	h.note("junk")
+	h.note("-5")
+	h.note("3000")
+	h.note("2500") // an older one does not replace it
+	f, from := h.take(time.Second)
+	assert.Equal(t, int64(3000), f, "a grant after the refusal")
+	assert.Equal(t, start, from, "valid from the refused call's start")
+	f, _ = h.take(0)
+	assert.Zero(t, f, "not once the refused call started longer ago than the margin")
+
+	h.after(time.Now(), 0, refused)
+	f, _ = h.take(time.Second)
+	assert.Zero(t, f, "a refusal without the server's time")
+	h.after(time.Now(), 2500, errors.New("broken pipe"))
+	f, _ = h.take(time.Second)
+	assert.Zero(t, f, "a call whose outcome is unknown")
+	h.after(time.Now(), 4000, refused)
+	f, _ = h.take(time.Second)
+	assert.Zero(t, f, "a refusal after the grant: the grant is gone")
 }

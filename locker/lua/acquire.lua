@@ -42,7 +42,12 @@
 --        ttl from now. A re-sent call finds its hold and changes nothing else.
 --        {0, pttl} when not granted: pttl is the holder's remaining time to
 --        live in milliseconds, 0 when the lock is free but an earlier
---        queued waiter goes first (or the call was abandoned).
+--        queued waiter goes first (or the call was abandoned). A waiter's
+--        call (ARGV[5] set) that got past that check gets {0, pttl, µs}
+--        (and {3, pttl, µs}): µs is the server time (TIME) of the refusal,
+--        so that the waiter can tell a hand-over's wake-up (whose payload,
+--        the fence, is the server µs of the grant) sent after this refusal
+--        from a late one of an earlier grant.
 --        {3, pttl} not granted, as {0, pttl}, to a caller that is not
 --        starving while starving waiters are kept in the lock's mark: the
 --        lock is in starvation mode, handed from one to the next, so a
@@ -167,7 +172,7 @@ if owner and ARGV[7] == '2' and qttl > 0 and waiter ~= '' then
     list[#list + 1] = {now + qttl, ttl, waiter, ARGV[1]}
   end
   redis.call('HSET', KEYS[1], 'w', starveMark(list, now))
-  return {0, redis.call('PTTL', KEYS[1])}
+  return {0, redis.call('PTTL', KEYS[1]), micros()}
 end
 if qttl > 0 and waiter ~= '' and ARGV[7] ~= '2' then
   if not redis.call('ZSCORE', KEYS[2], waiter) then
@@ -177,6 +182,13 @@ if qttl > 0 and waiter ~= '' and ARGV[7] ~= '2' then
   redis.call('PEXPIRE', KEYS[2], 3 * qttl)
   redis.call('PEXPIRE', KEYS[3], 3 * qttl)
 end
+-- refuse replies {status, pttl}, with the server µs for a waiter's call
+local function refuse(status, pttl)
+  if waiter ~= '' then
+    return {status, pttl, micros()}
+  end
+  return {status, pttl}
+end
 if owner then
   -- this caller waits: wake it on release
   local w = redis.call('HGET', KEYS[1], 'w')
@@ -185,8 +197,8 @@ if owner then
   elseif #w > 1 then
     -- starving waiters are kept: the lock is handed over, not barged
     -- for, so the caller had better starve at once (reply 3)
-    return {3, redis.call('PTTL', KEYS[1])}
+    return refuse(3, redis.call('PTTL', KEYS[1]))
   end
-  return {0, redis.call('PTTL', KEYS[1])}
+  return refuse(0, redis.call('PTTL', KEYS[1]))
 end
-return {0, 0}
+return refuse(0, 0)

@@ -58,9 +58,9 @@ end
 -- acquire.lua), skipping and dropping expired (crashed) waiters: the lock
 -- gets that waiter's owner (its waiter id when '') and one hold named by
 -- the waiter id, a fresh fence (server µs) and the 'w' mark, and lives the
--- waiter's TTL but no longer than its queue entry would have (so a waiter
--- that crashed just before holds it no longer than that). The waiter leaves
--- the queue and is woken on its own channel, wake .. ':' .. waiter id. It
+-- waiter's TTL, as any grant does: the waiter may take the grant from the
+-- wake-up alone. The waiter leaves the queue and is woken on its own
+-- channel, wake .. ':' .. waiter id, with the fence as the payload. It
 -- returns 1 when it handed the lock over, 0 when nobody waits or the
 -- head's entry has no hand-over details (written by an older client): the
 -- caller then frees the lock, if it holds one, and wakes everyone on wake.
@@ -74,11 +74,10 @@ local function handover(lock, q, qx, wake, gone)
   if not h then
     return 0
   end
-  local exp, ttl, owner = string.match(v, '^(%d+):(%d+):(.*)$')
+  local _, ttl, owner = string.match(v, '^(%d+):(%d+):(.*)$')
   if not ttl then
     return 0
   end
-  exp = tonumber(exp)
   if owner == '' then
     owner = h
   end
@@ -87,10 +86,10 @@ local function handover(lock, q, qx, wake, gone)
   if gone then
     redis.call('HDEL', lock, gone)
   end
-  redis.call('PEXPIRE', lock, math.max(1, math.min(tonumber(ttl), exp - now)))
+  redis.call('PEXPIRE', lock, ttl)
   redis.call('ZREM', q, h)
   redis.call('HDEL', qx, h)
-  publish(wake .. ':' .. h)
+  publish(wake .. ':' .. h, fence)
   return 1
 end
 
@@ -156,9 +155,9 @@ end
 -- waits). With a live starving waiter in w, the lock goes straight to the
 -- first one, the way handover gives it to a FIFO waiter (its owner, its
 -- hold named by the waiter id, a fresh fence in server µs, the later
--- entries kept in 'w', a life of the waiter's TTL but no longer than its
--- entry would have lived), and only that waiter is woken, on
--- wake .. ':' .. waiter id; it returns 1. The key is rewritten in place,
+-- entries kept in 'w', a life of the waiter's TTL), and only that waiter
+-- is woken, on wake .. ':' .. waiter id, with the fence as the payload;
+-- it returns 1. The key is rewritten in place,
 -- never deleted (see handover). Otherwise it changes nothing and returns
 -- 0: the caller frees the lock and wakes the waiters, if any.
 local function passOn(lock, w, wake, gone)
@@ -167,7 +166,7 @@ local function passOn(lock, w, wake, gone)
     local list = starvers(w)
     for _, e in ipairs(list) do
       if e[1] > now then
-        local exp, id, owner = e[1], e[3], e[4]
+        local id, owner = e[3], e[4]
         if owner == '' then
           owner = id
         end
@@ -177,8 +176,8 @@ local function passOn(lock, w, wake, gone)
         if gone then
           redis.call('HDEL', lock, gone)
         end
-        redis.call('PEXPIRE', lock, math.max(1, math.min(e[2], exp - now)))
-        publish(wake .. ':' .. id)
+        redis.call('PEXPIRE', lock, e[2])
+        publish(wake .. ':' .. id, fence)
         return 1
       end
     end

@@ -40,13 +40,16 @@ local function purgeExpired(h, z, now, each, after)
   end
 end
 
--- publish sends a wake-up on channel ch. SPUBLISH keeps the message in the
--- lock's shard (on a Cluster, it never crosses the cluster bus); a server
--- without sharded pub/sub (Redis 6.2, miniredis) refuses it, and gets
--- PUBLISH instead. No other script names either command.
-local function publish(ch)
-  local sent = redis.pcall('SPUBLISH', ch, '')
+-- publish sends a wake-up on channel ch, with payload msg ('' when nil:
+-- only a hand-over to a waiter's own channel carries one, its grant's
+-- fence). SPUBLISH keeps the message in the lock's shard (on a Cluster, it
+-- never crosses the cluster bus); a server without sharded pub/sub (Redis
+-- 6.2, miniredis) refuses it, and gets PUBLISH instead. No other script
+-- names either command.
+local function publish(ch, msg)
+  msg = msg or ''
+  local sent = redis.pcall('SPUBLISH', ch, msg)
   if type(sent) == 'table' and sent.err then
-    redis.call('PUBLISH', ch, '')
+    redis.call('PUBLISH', ch, msg)
   end
 end
