@@ -31,13 +31,15 @@ import (
 // doc for how connection losses are handled.
 //
 // onMessage is called from a goroutine of the driver for every message on
-// channel, never concurrently with itself, and must not block. It may also
-// be called spuriously, when messages may have been lost. unsubscribe is
+// channel, with the message's payload (its body, as published with
+// SPUBLISH or PUBLISH), never concurrently with itself, and must not block.
+// It may also be called spuriously, with the empty payload "", when
+// messages may have been lost (after a reconnection, for instance). unsubscribe is
 // idempotent and never blocks on the network; once it returns onMessage is
 // not called again. It waits for a call of onMessage in progress, so
 // onMessage must not call its own unsubscribe. Subscribe and unsubscribe
 // are safe for concurrent use.
-func (s *Scripter) Subscribe(ctx context.Context, channel string, onMessage func()) (unsubscribe func(), err error) {
+func (s *Scripter) Subscribe(ctx context.Context, channel string, onMessage func(payload string)) (unsubscribe func(), err error) {
 	return s.mux.Subscribe(ctx, channel, onMessage)
 }
 
@@ -147,7 +149,7 @@ func (c *conn) Receive() (pubsubmux.Event, error) {
 	}
 	switch v := v.(type) {
 	case *redis.Message:
-		return pubsubmux.Event{Kind: pubsubmux.Message, Channel: v.Channel}, nil
+		return pubsubmux.Event{Kind: pubsubmux.Message, Channel: v.Channel, Payload: v.Payload}, nil
 	case *redis.Subscription:
 		switch v.Kind {
 		case "ssubscribe", "subscribe":

@@ -31,13 +31,15 @@ import (
 // outside any pool; see the package doc.
 //
 // onMessage is called from a goroutine of the driver for every message on
-// channel, never concurrently with itself, and must not block. It may also
-// be called spuriously, when messages may have been lost. unsubscribe is
+// channel, with the message's payload (its body, as published with
+// SPUBLISH or PUBLISH), never concurrently with itself, and must not block.
+// It may also be called spuriously, with the empty payload "", when
+// messages may have been lost (after a reconnection, for instance). unsubscribe is
 // idempotent and never blocks on the network; once it returns onMessage is
 // not called again. It waits for a call of onMessage in progress, so
 // onMessage must not call its own unsubscribe. Subscribe and unsubscribe
 // are safe for concurrent use.
-func (s *Scripter) Subscribe(ctx context.Context, channel string, onMessage func()) (unsubscribe func(), err error) {
+func (s *Scripter) Subscribe(ctx context.Context, channel string, onMessage func(payload string)) (unsubscribe func(), err error) {
 	return s.mux.Subscribe(ctx, channel, onMessage)
 }
 
@@ -258,7 +260,15 @@ func (c *conn) Receive() (pubsubmux.Event, error) {
 	}
 	switch kind {
 	case "smessage", "message":
-		return pubsubmux.Event{Kind: pubsubmux.Message, Channel: channel}, nil
+		// [kind, channel, payload]
+		if len(vals) < 3 {
+			return pubsubmux.Event{}, fmt.Errorf("redigo: unexpected pub/sub reply %v", v)
+		}
+		payload, err := redis.String(vals[2], nil)
+		if err != nil {
+			return pubsubmux.Event{}, fmt.Errorf("redigo: unexpected pub/sub message payload %v", vals[2])
+		}
+		return pubsubmux.Event{Kind: pubsubmux.Message, Channel: channel, Payload: payload}, nil
 	case "ssubscribe", "subscribe":
 		return pubsubmux.Event{Kind: pubsubmux.Subscribed, Channel: channel}, nil
 	case "sunsubscribe", "unsubscribe":

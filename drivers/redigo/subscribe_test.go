@@ -2,6 +2,7 @@ package redigo_test
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestSubscribe(t *testing.T) {
 	s := redigo.New(pool)
 
 	var a1, a2, b atomic.Int64
-	count := func(n *atomic.Int64) func() { return func() { n.Add(1) } }
+	count := func(n *atomic.Int64) func(string) { return func(string) { n.Add(1) } }
 	unA1, err := s.Subscribe(ctx, "sub{a}:wake", count(&a1))
 	require.NoError(t, err)
 	unA2, err := s.Subscribe(ctx, "sub{a}:wake", count(&a2))
@@ -62,10 +63,79 @@ func TestSubscribe(t *testing.T) {
 	leak.VerifyNone(t, leaks)
 }
 
+// TestSubscribePayload checks that onMessage gets each message's payload
+// exactly as published (with SPUBLISH, or PUBLISH on a server without it),
+// in order, for every subscriber of the channel, and that a channel's
+// messages reach only its own subscribers.
+func TestSubscribePayload(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	pool := &redis.Pool{
+		MaxIdle: 2,
+		DialContext: func(ctx context.Context) (redis.Conn, error) {
+			return redis.DialContext(ctx, "tcp", redisAddr, redis.DialReadTimeout(time.Second))
+		},
+	}
+	defer pool.Close()
+	leaks := leak.IgnoreCurrent()
+	s := redigo.New(pool)
+
+	var (
+		mu     sync.Mutex
+		a1, a2 []string
+		b      []string
+	)
+	record := func(dst *[]string) func(string) {
+		return func(payload string) {
+			mu.Lock()
+			*dst = append(*dst, payload)
+			mu.Unlock()
+		}
+	}
+	got := func(src *[]string) []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), *src...)
+	}
+	unA1, err := s.Subscribe(ctx, "payload{a}:wake", record(&a1))
+	require.NoError(t, err)
+	unA2, err := s.Subscribe(ctx, "payload{a}:wake", record(&a2))
+	require.NoError(t, err)
+	unB, err := s.Subscribe(ctx, "payload{b}:wake", record(&b))
+	require.NoError(t, err)
+
+	publish := func(ch, payload string) {
+		_, err := s.Eval(ctx, publishPayloadScript, []string{ch}, []string{payload})
+		require.NoError(t, err)
+	}
+	want := []string{"1700000000123456", "", "x y\r\n\x00z"}
+	for _, payload := range want {
+		publish("payload{a}:wake", payload)
+	}
+	publish("payload{b}:wake", "1700000000654321")
+	require.Eventually(t, func() bool { return len(got(&a1)) == len(want) && len(got(&a2)) == len(want) && len(got(&b)) == 1 },
+		5*time.Second, 5*time.Millisecond, "a1=%q a2=%q b=%q", got(&a1), got(&a2), got(&b))
+	require.Equal(t, want, got(&a1), "a1's payloads")
+	require.Equal(t, want, got(&a2), "a2's payloads")
+	require.Equal(t, []string{"1700000000654321"}, got(&b), "b's payloads")
+
+	unA1()
+	unA2()
+	unB()
+	leak.VerifyNone(t, leaks)
+}
+
 // publishScript publishes as the lock scripts do: SPUBLISH, or PUBLISH on
 // a server without it (Redis 6.2).
 const publishScript = `local r = redis.pcall('SPUBLISH', KEYS[1], 'x')
 if type(r) == 'table' and r.err then
   return redis.call('PUBLISH', KEYS[1], 'x')
+end
+return r`
+
+// publishPayloadScript publishes ARGV[1] as publishScript does.
+const publishPayloadScript = `local r = redis.pcall('SPUBLISH', KEYS[1], ARGV[1])
+if type(r) == 'table' and r.err then
+  return redis.call('PUBLISH', KEYS[1], ARGV[1])
 end
 return r`

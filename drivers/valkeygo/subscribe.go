@@ -40,13 +40,15 @@ const (
 // connection and exits. See the package doc for connection losses.
 //
 // onMessage is called from that goroutine for every message on the
-// channel, never concurrently with itself, and must not block. It may also
-// be called spuriously, when messages may have been lost. unsubscribe is
+// channel, with the message's payload (its body, as published with
+// SPUBLISH or PUBLISH), never concurrently with itself, and must not block.
+// It may also be called spuriously, with the empty payload "", when
+// messages may have been lost (after a reconnection, for instance). unsubscribe is
 // idempotent and never blocks on the network; once it returns onMessage is
 // not called again. It waits for a call of onMessage in progress, so
 // onMessage must not call its own unsubscribe. Subscribe and unsubscribe
 // are safe for concurrent use.
-func (s *Scripter) Subscribe(ctx context.Context, name string, onMessage func()) (unsubscribe func(), err error) {
+func (s *Scripter) Subscribe(ctx context.Context, name string, onMessage func(payload string)) (unsubscribe func(), err error) {
 	if onMessage == nil {
 		return nil, fmt.Errorf("valkeygo: subscribe %q: nil onMessage", name)
 	}
@@ -113,7 +115,7 @@ type channel struct {
 
 // sub is one Subscribe call's subscription.
 type sub struct {
-	fn    func()
+	fn    func(payload string)
 	ready chan error // receives exactly one value: nil on confirmation, or the failure
 
 	// Guarded by pubsub.mu.
@@ -177,8 +179,8 @@ func (p *pubsub) run(c valkey.Client, ch *channel) {
 			// PUBLISH reaches every node of a Cluster, that one included.
 			name, subscribe = "SUBSCRIBE", c.B().Subscribe().Channel(ch.name).Build().SetSlot(ch.name)
 		}
-		err := c.Receive(rctx, subscribe, func(valkey.PubSubMessage) {
-			p.deliver(ch)
+		err := c.Receive(rctx, subscribe, func(m valkey.PubSubMessage) {
+			p.deliver(ch, m.Message)
 		})
 		stopped := ctx.Err() != nil && !failed.Load()
 		cancel()
@@ -211,7 +213,7 @@ func (p *pubsub) run(c valkey.Client, ch *channel) {
 			}
 		}
 		p.mu.Unlock()
-		deliver(notify)
+		deliver(notify, "") // spurious: messages may have been lost
 
 		if stopped || unknown {
 			backoff = 0
@@ -257,11 +259,11 @@ func (p *pubsub) onSubscription(ch *channel, gen uint64, s valkey.PubSubSubscrip
 		ch.live = false
 	}
 	p.mu.Unlock()
-	deliver(notify)
+	deliver(notify, "") // spurious: messages may have been lost
 }
 
-// deliver calls the confirmed subscribers of ch.
-func (p *pubsub) deliver(ch *channel) {
+// deliver calls the confirmed subscribers of ch with a message's payload.
+func (p *pubsub) deliver(ch *channel, payload string) {
 	p.mu.Lock()
 	subs := make([]*sub, 0, len(ch.subs))
 	for sb := range ch.subs {
@@ -270,15 +272,16 @@ func (p *pubsub) deliver(ch *channel) {
 		}
 	}
 	p.mu.Unlock()
-	deliver(subs)
+	deliver(subs, payload)
 }
 
-// deliver calls each sub's onMessage unless it has been unsubscribed.
-func deliver(subs []*sub) {
+// deliver calls each sub's onMessage with payload ("" for a spurious
+// call) unless it has been unsubscribed.
+func deliver(subs []*sub, payload string) {
 	for _, sb := range subs {
 		sb.mu.Lock()
 		if !sb.gone {
-			sb.fn()
+			sb.fn(payload)
 		}
 		sb.mu.Unlock()
 	}

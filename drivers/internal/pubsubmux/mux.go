@@ -36,7 +36,8 @@
 // its connection fails, when the server answers SSUBSCRIBE with an error,
 // or when no confirmation arrives within [ConfirmTimeout]. A confirmed
 // subscription is never dropped: when its connection is lost the Mux calls
-// its onMessage at once (messages may have been lost) and again after each
+// its onMessage at once, with an empty payload (messages may have been
+// lost), and again after each
 // failed reconnection attempt, reconnects with backoff (50 ms doubling to
 // 2 s) for as long as the subscription lasts, routes the channel afresh,
 // subscribes again, and calls onMessage once more when the new subscription
@@ -121,6 +122,7 @@ const (
 type Event struct {
 	Kind    Kind
 	Channel string // for Message, Subscribed and Unsubscribed
+	Payload string // for Message: the message's body, as published
 	Err     error  // for ErrorReply: the server's error, e.g. "MOVED 3999 host:port"
 }
 
@@ -183,7 +185,7 @@ func New(name string, t Transport) *Mux {
 
 // sub is one Subscribe call's subscription.
 type sub struct {
-	fn    func()
+	fn    func(payload string)
 	ready chan error // receives exactly one value: nil on confirmation, or the failure
 
 	// Guarded by Mux.mu.
@@ -265,11 +267,13 @@ var errClosing = errors.New("connection closed: no subscription left")
 // ConfirmTimeout passes; it may open the shard's connection, and route the
 // channel over the network. On error nothing stays subscribed.
 //
-// onMessage runs on the shard's reader goroutine (or its writer, for the
-// calls made after a connection loss), never concurrently with itself, and
-// must not block. unsubscribe waits for a call of onMessage in progress to
+// onMessage gets each message's payload, or "" for a spurious call (after
+// a connection loss or a server-sent unsubscription, when messages may have
+// been lost). It runs on the shard's reader goroutine (or its writer, for
+// the calls made after a connection loss), never concurrently with itself,
+// and must not block. unsubscribe waits for a call of onMessage in progress to
 // return, so onMessage must not call its own subscription's unsubscribe.
-func (m *Mux) Subscribe(ctx context.Context, channel string, onMessage func()) (unsubscribe func(), err error) {
+func (m *Mux) Subscribe(ctx context.Context, channel string, onMessage func(payload string)) (unsubscribe func(), err error) {
 	if onMessage == nil {
 		return nil, fmt.Errorf("%s: subscribe %q: nil onMessage", m.name, channel)
 	}
@@ -382,12 +386,13 @@ func (m *Mux) unsubscribe(s *sub) {
 	s.mu.Unlock()
 }
 
-// deliver calls each sub's onMessage unless it has been unsubscribed.
-func deliver(subs []*sub) {
+// deliver calls each sub's onMessage with payload ("" for a spurious
+// call) unless it has been unsubscribed.
+func deliver(subs []*sub, payload string) {
 	for _, s := range subs {
 		s.mu.Lock()
 		if !s.gone {
-			s.fn()
+			s.fn(payload)
 		}
 		s.mu.Unlock()
 	}
@@ -592,7 +597,7 @@ func (sh *shard) lose(err error) {
 		ch.moving, ch.movedAt = true, time.Time{}
 	}
 	m.mu.Unlock()
-	deliver(notify)
+	deliver(notify, "")
 }
 
 // reroute routes again the channels marked moving: a channel now served by
@@ -649,7 +654,7 @@ func (sh *shard) reroute() (again time.Duration) {
 			}
 		}
 		m.mu.Unlock()
-		deliver(notify)
+		deliver(notify, "") // moved to a live channel: messages may have been lost
 	}
 	return again
 }
@@ -679,7 +684,11 @@ func (sh *shard) read(ss *session) {
 		if stale != "" {
 			m.t.Stale(stale, ev.Err) // nil for a server-sent sunsubscribe
 		}
-		deliver(notify)
+		payload := "" // a spurious call, unless ev is a message
+		if ev.Kind == Message {
+			payload = ev.Payload
+		}
+		deliver(notify, payload)
 		if perr != nil {
 			ss.kill(perr)
 		}

@@ -45,10 +45,10 @@ func (s *fakeServer) commands() []string {
 	return append([]string(nil), s.sent...)
 }
 
-// publish delivers a message to every connection subscribed to channel
-// with the command the server's publish reaches: SSUBSCRIBE for SPUBLISH on
-// a sharded server, SUBSCRIBE for PUBLISH otherwise.
-func (s *fakeServer) publish(channel string) {
+// publish delivers a message with payload to every connection subscribed
+// to channel with the command the server's publish reaches: SSUBSCRIBE for
+// SPUBLISH on a sharded server, SUBSCRIBE for PUBLISH otherwise.
+func (s *fakeServer) publish(channel, payload string) {
 	want := Subscribe
 	if s.sharded {
 		want = SSubscribe
@@ -57,7 +57,7 @@ func (s *fakeServer) publish(channel string) {
 	defer s.mu.Unlock()
 	for _, c := range s.conns {
 		if c.subs[channel] == want {
-			c.push(Event{Kind: Message, Channel: channel})
+			c.push(Event{Kind: Message, Channel: channel, Payload: payload})
 		}
 	}
 }
@@ -152,14 +152,14 @@ func TestPlainPubSubFallback(t *testing.T) {
 	m := New("test", srv)
 
 	var a, b atomic.Int64
-	unA, err := m.Subscribe(ctx, "a", func() { a.Add(1) })
+	unA, err := m.Subscribe(ctx, "a", func(string) { a.Add(1) })
 	require.NoError(t, err, "call: Subscribe(a) on a server without SSUBSCRIBE")
-	unB, err := m.Subscribe(ctx, "b", func() { b.Add(1) })
+	unB, err := m.Subscribe(ctx, "b", func(string) { b.Add(1) })
 	require.NoError(t, err, "call: Subscribe(b)")
 	assert.Equal(t, []string{"SSUBSCRIBE a", "SUBSCRIBE a", "SUBSCRIBE b"}, srv.commands(),
 		"the connection asks once, then subscribes every channel with SUBSCRIBE")
 
-	srv.publish("a")
+	srv.publish("a", "")
 	require.Eventually(t, func() bool { return a.Load() == 1 }, 5*time.Second, time.Millisecond, "a got the message published with PUBLISH")
 	assert.Zero(t, b.Load(), "b got a message of another channel")
 
@@ -174,7 +174,7 @@ func TestPlainPubSubFallback(t *testing.T) {
 	require.Eventually(t, func() bool { return b.Load() >= 2 }, 5*time.Second, time.Millisecond,
 		"b is called after the loss and again once subscribed anew (messages may have been lost)")
 	n := b.Load()
-	srv.publish("b")
+	srv.publish("b", "")
 	require.Eventually(t, func() bool { return b.Load() == n+1 }, 5*time.Second, time.Millisecond, "b hears PUBLISH after the reconnection")
 	unB()
 }
@@ -187,11 +187,11 @@ func TestShardedPubSub(t *testing.T) {
 	srv := &fakeServer{sharded: true}
 	m := New("test", srv)
 	var a atomic.Int64
-	unA, err := m.Subscribe(ctx, "a", func() { a.Add(1) })
+	unA, err := m.Subscribe(ctx, "a", func(string) { a.Add(1) })
 	require.NoError(t, err)
-	unB, err := m.Subscribe(ctx, "b", func() {})
+	unB, err := m.Subscribe(ctx, "b", func(string) {})
 	require.NoError(t, err)
-	srv.publish("a")
+	srv.publish("a", "")
 	require.Eventually(t, func() bool { return a.Load() == 1 }, 5*time.Second, time.Millisecond)
 	unA()
 	require.Eventually(t, func() bool { return len(srv.commands()) == 3 }, 5*time.Second, time.Millisecond)
@@ -207,10 +207,66 @@ func TestSSubscribeRefused(t *testing.T) {
 	ctx := testCtx(t)
 	srv := &fakeServer{sharded: true, refuse: errors.New("NOPERM this user has no permissions to access the 'a' channel")}
 	m := New("test", srv)
-	_, err := m.Subscribe(ctx, "a", func() {})
+	_, err := m.Subscribe(ctx, "a", func(string) {})
 	require.Error(t, err, "call: Subscribe refused with NOPERM")
 	assert.ErrorContains(t, err, "NOPERM")
 	assert.Equal(t, []string{"SSUBSCRIBE a"}, srv.commands())
+}
+
+// TestPayload checks that onMessage gets each message's payload, with
+// sharded and plain pub/sub, that every subscriber of a channel gets it,
+// and that the spurious calls after a connection loss get "".
+func TestPayload(t *testing.T) {
+	for _, sharded := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sharded=%v", sharded), func(t *testing.T) {
+			defer leak.VerifyNone(t, leak.IgnoreCurrent())
+			ctx := testCtx(t)
+			srv := &fakeServer{sharded: sharded}
+			m := New("test", srv)
+			var (
+				mu   sync.Mutex
+				a, b []string
+			)
+			record := func(dst *[]string) func(string) {
+				return func(p string) {
+					mu.Lock()
+					*dst = append(*dst, p)
+					mu.Unlock()
+				}
+			}
+			got := func(src *[]string) []string {
+				mu.Lock()
+				defer mu.Unlock()
+				return append([]string(nil), *src...)
+			}
+			unA, err := m.Subscribe(ctx, "a", record(&a))
+			require.NoError(t, err)
+			unB, err := m.Subscribe(ctx, "a", record(&b))
+			require.NoError(t, err)
+
+			srv.publish("a", "1700000000123456")
+			srv.publish("a", "")
+			srv.publish("a", "x y\r\n")
+			want := []string{"1700000000123456", "", "x y\r\n"}
+			require.Eventually(t, func() bool { return len(got(&a)) == 3 && len(got(&b)) == 3 }, 5*time.Second, time.Millisecond)
+			assert.Equal(t, want, got(&a), "each message's payload, in order")
+			assert.Equal(t, want, got(&b), "the second subscriber of the channel")
+
+			// A connection loss calls onMessage spuriously, with "".
+			srv.dropAll()
+			require.Eventually(t, func() bool { return len(got(&a)) >= 5 }, 5*time.Second, time.Millisecond,
+				"called after the loss and once subscribed anew")
+			for i, p := range got(&a)[3:] {
+				assert.Equal(t, "", p, "spurious call %d", i)
+			}
+			n := len(got(&a))
+			srv.publish("a", "1700000000999999")
+			require.Eventually(t, func() bool { return len(got(&a)) == n+1 }, 5*time.Second, time.Millisecond)
+			assert.Equal(t, "1700000000999999", got(&a)[n], "the payload after the reconnection")
+			unA()
+			unB()
+		})
+	}
 }
 
 func TestIsUnknownCommand(t *testing.T) {
