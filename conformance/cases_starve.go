@@ -47,7 +47,7 @@ func init() {
 		testCase{
 			name: "Starve/JoinStarving",
 			rule: "A blocking Lock that starts while another Lock of the same Client starves on the name starves from its first acquire call (it subscribes first): " +
-				"it is kept behind the earlier waiter, the Unlocks hand the lock to them in that order, and its Lock makes two acquire calls in all " +
+				"it is kept behind the earlier waiter, the Unlocks hand the lock to them in that order, and (with wake-ups that carry no grant) its Lock makes two acquire calls in all " +
 				"(the one that keeps it as a starving waiter, and the one that learns of its hand-over), not a refused one before them.",
 			check: checkStarveJoin,
 		},
@@ -65,12 +65,12 @@ func init() {
 		},
 		testCase{
 			name:  "Starve/Outcome/AcquireLost",
-			rule:  "A starving waiter's acquire call whose reply is lost is cleaned up and Lock goes on: the waiter is granted the lock that the holder's Unlock hands it, and after its Unlock the lock is free for another client (no starving entry or hold is left).",
+			rule:  "A starving waiter's acquire call whose reply is lost is cleaned up and Lock goes on: the waiter (whose wake-ups carry no grant, so that it learns of its hand-over by a call) is granted the lock that the holder's Unlock hands it, and after its Unlock the lock is free for another client (no starving entry or hold is left).",
 			check: checkStarveAcquireLost,
 		},
 		testCase{
 			name:  "Starve/Outcome/GiveUpAfterHandOver",
-			rule:  "A starving waiter whose context ends while the call that would learn of its hand-over is in flight leaves at once: its clean-up drops the handed-over hold and hands the lock to the next starving waiter, who is granted well before the lock's TTL; the held call, delivered late, is refused ({0, 0}).",
+			rule:  "A starving waiter (whose wake-ups carry no grant) whose context ends while the call that would learn of its hand-over is in flight leaves at once: its clean-up drops the handed-over hold and hands the lock to the next starving waiter, who is granted well before the lock's TTL; the held call, delivered late, is refused ({0, 0}).",
 			check: checkStarveGiveUp,
 		},
 	)
@@ -360,7 +360,9 @@ func checkStarveJoin(t *testing.T, e *env) {
 			mu.Unlock()
 		}
 	}
-	wc := e.client(&opts) // both waiters: the second learns from the first
+	// Both waiters on one Client: the second learns from the first. Their
+	// wake-ups carry no grant, so each learns of its hand-over by a call.
+	wc := e.clientOn(e.faults().withoutGrants(), &opts)
 	mopts := &locker.MutexOptions{StarvationThreshold: starveAfter}
 	first := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, mopts))
 	e.awaitStarving(c, name, 1)
@@ -417,8 +419,8 @@ func checkStarveAcquireLost(t *testing.T, e *env) {
 	c := e.client(nil)
 	h, err := e.mutex(c, name, 30*time.Second, nil).TryLock(e.ctx)
 	require.NoError(t, err, "call: holder TryLock")
-	f := e.faults()
-	wc := e.clientOn(f, nil) // a lost reply is retried after MinRetryDelay
+	f := e.faults().withoutGrants() // the waiter learns of its hand-over by a call
+	wc := e.clientOn(f, nil)        // a lost reply is retried after MinRetryDelay
 	got := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, &locker.MutexOptions{StarvationThreshold: starveAfter}))
 	e.awaitStarving(c, name, 1)
 	since := f.answeredOn(c.Key(name), cleanupScripts...)
@@ -449,7 +451,7 @@ func checkStarveGiveUp(t *testing.T, e *env) {
 	require.NoError(t, err, "call: holder TryLock")
 	opts := &locker.MutexOptions{StarvationThreshold: starveAfter}
 
-	f := e.faults()
+	f := e.faults().withoutGrants() // the first waiter learns of its hand-over by a call
 	first, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	gone := lockAsync(first, e.mutex(e.clientOn(f, slowPolling), name, 30*time.Second, opts))

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,9 +88,11 @@ type faultScripter struct {
 	// cleanups holds the arguments of the clean-up calls (cleanupScripts)
 	// Redis answered, by first key, in the order answered.
 	cleanups map[string][][]string
-	stop     chan struct{} // closed by close
-	stopped  bool
-	bg       sync.WaitGroup
+	// bare strips the payload off every wake-up (see withoutGrants).
+	bare    atomic.Bool
+	stop    chan struct{} // closed by close
+	stopped bool
+	bg      sync.WaitGroup
 }
 
 // faults returns a faultScripter around the case's Scripter; it is closed
@@ -558,7 +561,21 @@ func (f *faultScripter) Subscribe(ctx context.Context, channel string, onMessage
 	if !ok {
 		return nil, errors.New("conformance: driver does not implement locker.Subscriber")
 	}
-	return s.Subscribe(ctx, channel, onMessage)
+	return s.Subscribe(ctx, channel, func(payload string) {
+		if f.bare.Load() {
+			payload = ""
+		}
+		onMessage(payload)
+	})
+}
+
+// withoutGrants makes f deliver every wake-up without its payload, as a
+// driver from before payloads does: a waiter that a release handed the
+// lock to then learns of it by a call, the call these rules act on, rather
+// than from its wake-up alone.
+func (f *faultScripter) withoutGrants() *faultScripter {
+	f.bare.Store(true)
+	return f
 }
 
 // isInjected reports whether err carries one of the faultScripter's errors.
