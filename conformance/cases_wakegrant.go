@@ -34,6 +34,7 @@ func init() {
 			name: "Starve/LateWakeUp",
 			rule: "A wake-up on a starving waiter's own channel whose fence is older than the waiter's last refusal (a late message of a grant gone since) is not taken for a grant: " +
 				"the waiter's Lock does not return while the lock is held, and returns the lease of the grant the holder's Unlock hands it.",
+			needs: "publishes a late wake-up itself (SPUBLISH or PUBLISH)",
 			check: checkLateWakeUp,
 		},
 	)

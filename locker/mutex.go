@@ -115,6 +115,11 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // wakes for it) it is kept in the lock's key, and an Unlock hands it the
 // lock the same way (see Mutex); while another Lock of this Client starves
 // on the name, a Lock starves from its first attempt, after subscribing.
+// A waiter handed the lock takes it from its wake-up, which carries the
+// grant, without another call, when its last attempt was refused before
+// the grant and started within the lease's drift margin (the lease counts
+// from that attempt's start); otherwise, or with Options.Ack, its next
+// attempt finds the grant.
 // When ctx ends first it returns ErrNotObtained joined with ctx.Err(), so
 // errors.Is works for both (and with the last connection error, if the
 // attempts were failing), at once: leaving the queue and cleaning up after
