@@ -137,10 +137,13 @@ func checkLateWakeUp(t *testing.T, e *env) {
 	require.NoError(t, err, "call: holder TryLock")
 	got := lockAsync(e.ctx, e.mutex(e.client(slowPolling), name, wakeUpTTL, &locker.MutexOptions{StarvationThreshold: starveAfter}))
 	e.awaitStarving(c, name, 1)
-	ch := c.Key(name) + ":wake:" + e.starving(c, name)[0]
-	// A fence of a grant long before the waiter's refusals: the holder's
-	// own, less one.
-	late := strconv.FormatInt(h.Fence()-1, 10)
+	// The waiter's own channel is its id's slot (the part before '.'),
+	// and a hand-over's payload "<fence>:<waiter id>"; the fence is that of
+	// a grant long before the waiter's refusals: the holder's own, less one.
+	id := e.starving(c, name)[0]
+	slot, _, _ := strings.Cut(id, ".")
+	ch := c.Key(name) + ":wake:" + slot
+	late := strconv.FormatInt(h.Fence()-1, 10) + ":" + id
 	if _, err := e.d.admin.Do(e.ctx, ch, "SPUBLISH", ch, late); err != nil {
 		if !strings.Contains(strings.ToLower(err.Error()), "unknown command") {
 			t.Fatalf("call: admin SPUBLISH %s: %v", ch, err)

@@ -34,6 +34,7 @@ type Client struct {
 
 	renewer *renewer // auto-refresh, see renew.go
 	wake    wakeHub  // push wake-ups, see wake.go
+	slots   slotPool // waiters' own channels, see slots.go
 	jan     *janitor // background clean-ups, see cleanup.go
 }
 

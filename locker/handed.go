@@ -3,6 +3,7 @@ package locker
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -10,23 +11,31 @@ import (
 // handed lets a FIFO or starving Mutex waiter take the lock that a release
 // handed it from the wake-up alone, without the call that would ask Redis
 // (see Subscriber: the wake-up on the waiter's own channel carries the
-// grant's fence, the server µs of the grant). It may take it only when its
-// last call was a refusal that carried the server µs of that refusal, the
-// fence is later than that (so the grant came after the refusal, not before
-// it: a late wake-up of a grant gone since is ignored), and that call
-// started within the drift margin of the lease's TTL: the lease's validity
-// then counts from that call's start, which the grant followed, and is at
-// most that margin shorter than a grant learned by a call. Otherwise the
-// waiter asks Redis, as it always did.
+// grant's fence, the server µs of the grant, and the waiter id, for the
+// own channel is a slot that waiters reuse, see slots.go). It may take it
+// only when the id is its own, its last call was a refusal that carried
+// the server µs of that refusal, the fence is later than that (so the
+// grant came after the refusal, not before it: a late wake-up of a grant
+// gone since is ignored), and that call started within the drift margin
+// of the lease's TTL: the lease's validity then counts from that call's
+// start, which the grant followed, and is at most that margin shorter than
+// a grant learned by a call. Otherwise the waiter asks Redis, as it always
+// did.
 type handed struct {
-	fence   atomic.Int64 // the largest fence a wake-up carried (0: none)
+	id      string       // the waiter's id, set before it subscribes
+	fence   atomic.Int64 // the largest fence a wake-up for id carried (0: none)
 	refused int64        // server µs of the waiter's last refusal (0: its last call was not one, or carried none)
 	at      time.Time    // the local start of that call
 }
 
-// note records a wake-up's payload (see starving.handed).
+// note records a wake-up's payload, "<fence>:<waiter id>" (see
+// starving.handed).
 func (h *handed) note(payload string) {
-	f, err := strconv.ParseInt(payload, 10, 64)
+	fence, id, ok := strings.Cut(payload, ":")
+	if !ok || id != h.id || h.id == "" {
+		return // another waiter's, one before it on the slot
+	}
+	f, err := strconv.ParseInt(fence, 10, 64)
 	if err != nil || f <= 0 {
 		return
 	}

@@ -130,7 +130,9 @@ func (l *Lease) Name() string {
 }
 
 // Token returns the owner token stored in Redis for this lease: 128 random
-// bits, or the Owner option (MutexOptions, RWMutexOptions) when set.
+// bits, base64url (a Mutex waiter that was handed the lock has its waiter
+// id: such a token, a '.' and a sequence number), or the Owner option
+// (MutexOptions, RWMutexOptions) when set.
 func (l *Lease) Token() string {
 	if l == nil {
 		return ""

@@ -525,7 +525,7 @@ func TestLockDeadlineWhileStarving(t *testing.T) {
 	acq := f.runs("acquire")
 	last := acq[len(acq)-1]
 	require.Equal(t, "2", last.args[6], "the last tries starved")
-	assertToken(t, last.args[4])
+	assertWaiterID(t, last.args[4])
 	dq := f.runs("dequeue")
 	require.Len(t, dq, 1, "a starving waiter that gives up leaves")
 	assert.Equal(t, last.args[4], dq[0].args[0], "under its waiter id")
@@ -601,11 +601,11 @@ func TestLockAttemptIDs(t *testing.T) {
 				}
 				if tc.opts.StarvationThreshold > 0 && a.args[1] != acq[0].args[1] {
 					assert.Equal(t, "1000", a.args[3], "entry ttl: the lock's TTL within [200ms, 5s]")
-					assertToken(t, a.args[4])
+					assertWaiterID(t, a.args[4])
 					assert.Equal(t, acq[1].args[4], a.args[4], "one waiter id for all starving attempts of one Lock")
 				} else if tc.opts.FIFO {
 					assert.Equal(t, "1000", a.args[3], "queue ttl: the lock's TTL within [200ms, 5s]")
-					assertToken(t, a.args[4])
+					assertWaiterID(t, a.args[4])
 					assert.Equal(t, acq[0].args[4], a.args[4], "one waiter id for all attempts of one Lock")
 					assert.NotEqual(t, a.args[1], a.args[4])
 				} else {

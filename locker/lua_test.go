@@ -147,11 +147,11 @@ func TestLuaWakeChannelInARGV(t *testing.T) {
 	publish := regexp.MustCompile(`redis\.p?call\('S?PUBLISH', ([^,]+),`)
 	// The preludes' helpers publish on their argument: finish(wake) in
 	// rw_prelude.lua, publish(ch, msg) and handover(..., wake) in
-	// mutex_prelude.lua (which also wakes a waiter on wake .. ':' .. id,
-	// with the fence),
+	// mutex_prelude.lua (which also wakes a waiter on its own channel,
+	// ownChannel(wake, id), with the fence and the id),
 	// publish(ch) and finish(wake) in sem_prelude.lua.
 	helper := regexp.MustCompile(`\b(?:finish|publish|handover|passOn)\(([^)]*)\)`)
-	params := []string{"wake", "ch", "ch, msg", "lock, q, qx, wake, gone", "lock, w, wake, gone", "wake .. ':' .. h, fence", "wake .. ':' .. id, fence", "wake .. ':' .. id"}
+	params := []string{"wake", "ch", "ch, msg", "lock, q, qx, wake, gone", "lock, w, wake, gone", "ownChannel(wake, h", "ownChannel(wake, id", "wake .. ':' .. id"}
 	for _, name := range allScripts() {
 		p := parseHeader(t, name)
 		for i, d := range p.keys {

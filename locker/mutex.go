@@ -142,26 +142,28 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	defer m.c.end()
-	var waiter string
-	var qttl int64
+	var (
+		waiter   string
+		qttl     int64
+		own      []string // a FIFO waiter's channel: a release that hands it the lock wakes it there
+		hand     handed   // a hand-over's wake-up carries its grant (see handed)
+		giveBack = func() {}
+	)
 	if m.fifo {
-		waiter, qttl = newToken(), m.queueMS
+		var ch string
+		waiter, ch, giveBack = m.c.takeSlot(ctx, m.wake)
+		qttl, own, hand.id = m.queueMS, []string{ch}, waiter
 	}
+	defer func() { giveBack() }()
 	start, tries := time.Now(), 0
-	var own []string // a FIFO waiter's channel: a release that hands it the lock wakes it there
-	if m.fifo {
-		own = []string{m.wake + ":" + waiter}
-	}
 	// A default-mode waiter starves after m.starve: it gets a waiter id
 	// and its own channel, and its tries keep it in the lock's key.
 	// Once the lock is in starvation mode (waiters starve already), it
 	// starves at once.
 	// While other Locks of this Client starve on the name, so will this
 	// one: it starves before its first try.
-	// A hand-over's wake-up carries its grant (see handed).
 	var (
 		sv        starving
-		hand      handed
 		takeHands = m.c.acker == nil // with Options.Ack, a grant is acknowledged by the call that learns it
 	)
 	if takeHands {
@@ -174,9 +176,11 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		sv.after, sv.from, sv.now = m.starve, start, hurry
 		sv.early = func() bool { return hurry }
 		sv.join = func() string {
-			waiter, qttl, starved = newToken(), m.queueMS, true
+			var ch string
+			waiter, ch, giveBack = m.c.takeSlot(ctx, m.wake)
+			qttl, starved, hand.id = m.queueMS, true, waiter
 			unhint = m.c.joinHint("mutex", m.name)
-			return m.wake + ":" + waiter
+			return ch
 		}
 	}
 	var spare *Lease // a refused attempt's, for the next one's arguments

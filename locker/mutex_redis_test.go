@@ -372,7 +372,7 @@ func TestRedisHandover(t *testing.T) {
 	assert.Equal(t, "1", h["w"], "c still waits")
 	assert.GreaterOrEqual(t, e.num(h["fence"]), before, "a fresh fence from the server clock")
 	assert.Greater(t, e.pttl(keys[0]), 7*time.Second, "the lock lives b's TTL, as any grant (b may take it from the wake-up alone)")
-	assert.Equal(t, []string{h["fence"]}, toB.payloads, "b's wake-up carries the grant's fence")
+	assert.Equal(t, []string{h["fence"] + ":w-b"}, toB.payloads, "b's wake-up carries the grant's fence and b's waiter id")
 	assert.Empty(t, common.payloads, "no wake-up for everyone")
 	q := e.zrange(keys[1])
 	assert.Equal(t, []string{"w-c"}, q, "b left the queue")

@@ -9,9 +9,11 @@ import "context"
 // SPUBLISH on the lock's wake channel "<prefix>{<name>}:wake", which lives
 // in the lock's hash slot; a FIFO release that hands the lock to a queued
 // waiter publishes on that waiter's own channel,
-// "<prefix>{<name>}:wake:<waiter id>", instead, with the grant's fence as
-// the message's payload (the other wake-ups carry none), so that the
-// waiter need not ask Redis what it was given. A Client whose Scripter
+// "<prefix>{<name>}:wake:<slot>", instead (the slot is the waiter id up to
+// its first '.': a Client's waiters on one name reuse their slots one
+// after another), with "<fence>:<waiter id>" as the message's payload (the
+// other wake-ups carry none), so that the waiter need not ask Redis what
+// it was given. A Client whose Scripter
 // implements Subscriber subscribes a waiting Lock to those channels and
 // retries as soon as a message arrives; the Client shares one subscription
 // among all waiters for the same name (and wakes one waiting Mutex per

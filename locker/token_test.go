@@ -2,6 +2,8 @@ package locker_test
 
 import (
 	"encoding/base64"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,19 @@ func assertToken(t testing.TB, tok string) {
 	if assert.NoError(t, err, "token %q is not base64url", tok) {
 		assert.Len(t, b, 16, "token %q is not 128 bits", tok)
 	}
+}
+
+// assertWaiterID checks a waiter id: a token (its slot, see slots.go), a
+// '.' and a sequence number above 0.
+func assertWaiterID(t testing.TB, id string) {
+	t.Helper()
+	slot, seq, ok := strings.Cut(id, ".")
+	if !assert.True(t, ok, "waiter id %q: no '.'", id) {
+		return
+	}
+	assertToken(t, slot)
+	n, err := strconv.Atoi(seq)
+	assert.True(t, err == nil && n > 0, "waiter id %q: sequence %q", id, seq)
 }
 
 func TestTokensDistinct(t *testing.T) {

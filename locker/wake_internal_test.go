@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -145,12 +146,13 @@ func TestWakeHanded(t *testing.T) {
 }
 
 // TestHanded checks when a waiter may take a grant from its wake-up: only
-// after a refusal that carried the server's time, with a later fence, and
-// while that refusal's call started within the margin.
+// its own (by waiter id), after a refusal that carried the server's time,
+// with a later fence, and while that refusal's call started within the
+// margin.
 func TestHanded(t *testing.T) {
 	refused := fmt.Errorf("%w: x", ErrNotObtained)
-	var h handed
-	h.note("1000")
+	h := handed{id: "slot.2"}
+	h.note("1000:slot.2")
 	f, _ := h.take(time.Second)
 	assert.Zero(t, f, "no refusal yet")
 
@@ -159,9 +161,11 @@ func TestHanded(t *testing.T) {
 	f, _ = h.take(time.Second)
 	assert.Zero(t, f, "a fence before the refusal: a late wake-up of an earlier grant")
 	h.note("junk")
-	h.note("-5")
-	h.note("3000")
-	h.note("2500") // an older one does not replace it
+	h.note("-5:slot.2")
+	h.note("9000:slot.1") // the slot's earlier waiter's
+	h.note("9000")        // no id
+	h.note("3000:slot.2")
+	h.note("2500:slot.2") // an older one does not replace it
 	f, from := h.take(time.Second)
 	assert.Equal(t, int64(3000), f, "a grant after the refusal")
 	assert.Equal(t, start, from, "valid from the refused call's start")
@@ -177,4 +181,77 @@ func TestHanded(t *testing.T) {
 	h.after(time.Now(), 4000, refused)
 	f, _ = h.take(time.Second)
 	assert.Zero(t, f, "a refusal after the grant: the grant is gone")
+}
+
+// countSubScripter counts subscriptions that are live.
+type countSubScripter struct {
+	Scripter
+	mu   sync.Mutex
+	live map[string]int
+	subs int
+}
+
+func (s *countSubScripter) Subscribe(_ context.Context, ch string, _ func(string)) (func(), error) {
+	s.mu.Lock()
+	s.live[ch]++
+	s.subs++
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.live[ch]--
+			if s.live[ch] == 0 {
+				delete(s.live, ch)
+			}
+			s.mu.Unlock()
+		})
+	}, nil
+}
+
+func (s *countSubScripter) state() (live, subs int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.live), s.subs
+}
+
+// TestSlots checks the waiters' own channels: a slot taken while no other
+// Lock of the name runs is not subscribed and is dropped when given back;
+// one taken while others run is subscribed, stays so while idle and others
+// run, and is reused (a new waiter id on the same channel); the last Lock
+// out unsubscribes them all.
+func TestSlots(t *testing.T) {
+	s := &countSubScripter{live: map[string]int{}}
+	c, err := New(s, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	ctx := context.Background()
+
+	w1, ch1, give1 := c.takeSlot(ctx, "k:wake")
+	assert.True(t, strings.HasPrefix(ch1, "k:wake:") && strings.HasPrefix(w1, strings.TrimPrefix(ch1, "k:wake:")+"."), "waiter %q on %q", w1, ch1)
+	live, subs := s.state()
+	assert.Equal(t, 0, subs, "alone: not subscribed by takeSlot")
+
+	w2, ch2, give2 := c.takeSlot(ctx, "k:wake")
+	live, subs = s.state()
+	assert.Equal(t, 1, live, "with another Lock running: subscribed")
+	assert.NotEqual(t, ch1, ch2)
+	give2()
+	live, _ = s.state()
+	assert.Equal(t, 1, live, "idle while another Lock runs: still subscribed")
+
+	w3, ch3, give3 := c.takeSlot(ctx, "k:wake")
+	assert.Equal(t, ch2, ch3, "the idle slot is reused")
+	assert.NotEqual(t, w2, w3, "under a new waiter id")
+	_, subs = s.state()
+	assert.Equal(t, 1, subs, "reuse costs no subscription")
+	give3()
+	give1()
+	live, _ = s.state()
+	assert.Equal(t, 0, live, "the last one out unsubscribes every idle slot")
+	_, _, give4 := c.takeSlot(ctx, "k:wake")
+	give4()
+	live, subs = s.state()
+	assert.Equal(t, 0, live)
+	assert.Equal(t, 1, subs, "a slot taken alone again is not subscribed")
 }

@@ -53,6 +53,14 @@ local function queueHead(q, qx, now, drop)
   return h, v, skipped
 end
 
+-- ownChannel returns the channel that wakes waiter id: wake .. ':' ..
+-- its slot, the part of the id before its first '.' (the whole id when it
+-- has none), which the waiters of one client reuse one after another (see
+-- slots.go).
+local function ownChannel(wake, id)
+  return wake .. ':' .. (string.match(id, '^([^.]*)%.') or id)
+end
+
 -- handover gives the free mutex lock to the first live waiter of FIFO
 -- queue q (entries in qx: "<expiry ms>:<ttl ms>:<owner or ''>", see
 -- acquire.lua), skipping and dropping expired (crashed) waiters: the lock
@@ -60,7 +68,7 @@ end
 -- the waiter id, a fresh fence (server µs) and the 'w' mark, and lives the
 -- waiter's TTL, as any grant does: the waiter may take the grant from the
 -- wake-up alone. The waiter leaves the queue and is woken on its own
--- channel, wake .. ':' .. waiter id, with the fence as the payload. It
+-- channel (ownChannel), with "<fence>:<waiter id>" as the payload. It
 -- returns 1 when it handed the lock over, 0 when nobody waits or the
 -- head's entry has no hand-over details (written by an older client): the
 -- caller then frees the lock, if it holds one, and wakes everyone on wake.
@@ -89,7 +97,7 @@ local function handover(lock, q, qx, wake, gone)
   redis.call('PEXPIRE', lock, ttl)
   redis.call('ZREM', q, h)
   redis.call('HDEL', qx, h)
-  publish(wake .. ':' .. h, fence)
+  publish(ownChannel(wake, h), fence .. ':' .. h)
   return 1
 end
 
@@ -156,8 +164,8 @@ end
 -- first one, the way handover gives it to a FIFO waiter (its owner, its
 -- hold named by the waiter id, a fresh fence in server µs, the later
 -- entries kept in 'w', a life of the waiter's TTL), and only that waiter
--- is woken, on wake .. ':' .. waiter id, with the fence as the payload;
--- it returns 1. The key is rewritten in place,
+-- is woken, on its own channel (ownChannel), with "<fence>:<waiter id>"
+-- as the payload; it returns 1. The key is rewritten in place,
 -- never deleted (see handover). Otherwise it changes nothing and returns
 -- 0: the caller frees the lock and wakes the waiters, if any.
 local function passOn(lock, w, wake, gone)
@@ -177,7 +185,7 @@ local function passOn(lock, w, wake, gone)
           redis.call('HDEL', lock, gone)
         end
         redis.call('PEXPIRE', lock, e[2])
-        publish(wake .. ':' .. id, fence)
+        publish(ownChannel(wake, id), fence .. ':' .. id)
         return 1
       end
     end

@@ -42,7 +42,7 @@ end
 
 -- publish sends a wake-up on channel ch, with payload msg ('' when nil:
 -- only a hand-over to a waiter's own channel carries one, its grant's
--- fence). SPUBLISH keeps the message in the lock's shard (on a Cluster, it
+-- fence and the waiter id). SPUBLISH keeps the message in the lock's shard (on a Cluster, it
 -- never crosses the cluster bus); a server without sharded pub/sub (Redis
 -- 6.2, miniredis) refuses it, and gets PUBLISH instead. No other script
 -- names either command.
