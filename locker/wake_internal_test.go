@@ -230,11 +230,11 @@ func TestSlots(t *testing.T) {
 	w1, ch1, give1 := c.takeSlot(ctx, "k:wake")
 	assert.True(t, strings.HasPrefix(ch1, "k:wake:") && strings.HasPrefix(w1, strings.TrimPrefix(ch1, "k:wake:")+"."), "waiter %q on %q", w1, ch1)
 	live, subs := s.state()
-	assert.Equal(t, 0, subs, "alone: not subscribed by takeSlot")
+	assert.Equal(t, []int{0, 0}, []int{live, subs}, "alone: not subscribed by takeSlot")
 
 	w2, ch2, give2 := c.takeSlot(ctx, "k:wake")
 	live, subs = s.state()
-	assert.Equal(t, 1, live, "with another Lock running: subscribed")
+	assert.Equal(t, []int{1, 1}, []int{live, subs}, "with another Lock running: subscribed")
 	assert.NotEqual(t, ch1, ch2)
 	give2()
 	live, _ = s.state()
