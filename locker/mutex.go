@@ -142,6 +142,31 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	defer m.c.end()
+	start := time.Now()
+	// A default-mode Lock that expects no wait (no other Lock of this
+	// Client starves on the name) makes its first try before anything a
+	// wait needs is set up, so that a grant costs no more than TryLock's.
+	if m.fifo || m.starve > 0 && m.c.waitHint("mutex", m.name) || ctx.Err() != nil || m.c.closed.Load() {
+		return m.wait(ctx, start, nil)
+	}
+	var spare *Lease
+	l, pttl, _, err := m.attempt(ctx, &spare, start, "", 0, false, false)
+	if err != nil {
+		return m.wait(ctx, start, &firstTry{spare, pttl, err})
+	}
+	m.c.acquiredHow(ctx, m.name, "mutex", start, 1, l, false, nil)
+	return l, nil
+}
+
+// firstTry is the outcome of a Lock's first try, made before its wait.
+type firstTry struct {
+	spare *Lease // for the next try's arguments (see attempt)
+	pttl  time.Duration
+	err   error
+}
+
+// wait is Lock from its first try on, or, with first set, after it.
+func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Lease, error) {
 	var (
 		waiter   string
 		qttl     int64
@@ -155,7 +180,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		qttl, own, hand.id = m.queueMS, []string{ch}, waiter
 	}
 	defer func() { giveBack() }()
-	start, tries := time.Now(), 0
+	tries := 0
 	// A default-mode waiter starves after m.starve: it gets a waiter id
 	// and its own channel, and its tries keep it in the lock's key.
 	// Once the lock is in starvation mode (waiters starve already), it
@@ -184,12 +209,21 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		}
 	}
 	var spare *Lease // a refused attempt's, for the next one's arguments
+	if first != nil {
+		spare = first.spare
+	}
 	l, err := m.c.waitStarve(ctx, m.name, !m.fifo, own, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
 		if f, from := hand.take(m.c.margin(m.ttlMS)); f > 0 && takeHands {
 			l, err := m.handedLease(&spare, from, waiter, f)
 			return l, 0, err
 		}
 		tries++
+		if first != nil { // made by Lock: a plain first try
+			r := first
+			first = nil
+			hurry = hurry || errors.Is(r.err, errStarvation)
+			return nil, r.pttl, r.err
+		}
 		from := start // the first try starts with the call
 		if tries > 1 {
 			from = time.Now()

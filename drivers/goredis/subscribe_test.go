@@ -2,7 +2,7 @@ package goredis_test
 
 import (
 	"context"
-	"sync"
+	"github.com/scriptlock/scriptlock/drivers/internal/subtest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -72,48 +72,7 @@ func TestSubscribePayload(t *testing.T) {
 	leaks := leak.IgnoreCurrent()
 	s := goredis.New(rdb)
 
-	var (
-		mu     sync.Mutex
-		a1, a2 []string
-		b      []string
-	)
-	record := func(dst *[]string) func(string) {
-		return func(payload string) {
-			mu.Lock()
-			*dst = append(*dst, payload)
-			mu.Unlock()
-		}
-	}
-	got := func(src *[]string) []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), *src...)
-	}
-	unA1, err := s.Subscribe(ctx, "payload{a}:wake", record(&a1))
-	require.NoError(t, err)
-	unA2, err := s.Subscribe(ctx, "payload{a}:wake", record(&a2))
-	require.NoError(t, err)
-	unB, err := s.Subscribe(ctx, "payload{b}:wake", record(&b))
-	require.NoError(t, err)
-
-	publish := func(ch, payload string) {
-		_, err := s.Eval(ctx, publishPayloadScript, []string{ch}, []string{payload})
-		require.NoError(t, err)
-	}
-	want := []string{"1700000000123456", "", "x y\r\n\x00z"}
-	for _, payload := range want {
-		publish("payload{a}:wake", payload)
-	}
-	publish("payload{b}:wake", "1700000000654321")
-	require.Eventually(t, func() bool { return len(got(&a1)) == len(want) && len(got(&a2)) == len(want) && len(got(&b)) == 1 },
-		5*time.Second, 5*time.Millisecond, "a1=%q a2=%q b=%q", got(&a1), got(&a2), got(&b))
-	require.Equal(t, want, got(&a1), "a1's payloads")
-	require.Equal(t, want, got(&a2), "a2's payloads")
-	require.Equal(t, []string{"1700000000654321"}, got(&b), "b's payloads")
-
-	unA1()
-	unA2()
-	unB()
+	subtest.Payloads(t, ctx, s)
 	leak.VerifyNone(t, leaks)
 }
 
@@ -122,12 +81,5 @@ func TestSubscribePayload(t *testing.T) {
 const publishScript = `local r = redis.pcall('SPUBLISH', KEYS[1], 'x')
 if type(r) == 'table' and r.err then
   return redis.call('PUBLISH', KEYS[1], 'x')
-end
-return r`
-
-// publishPayloadScript publishes ARGV[1] as publishScript does.
-const publishPayloadScript = `local r = redis.pcall('SPUBLISH', KEYS[1], ARGV[1])
-if type(r) == 'table' and r.err then
-  return redis.call('PUBLISH', KEYS[1], ARGV[1])
 end
 return r`
