@@ -35,7 +35,25 @@ func init() {
 			rule: "A wake-up on a starving waiter's own channel whose fence is older than the waiter's last refusal (a late message of a grant gone since) is not taken for a grant: " +
 				"the waiter's Lock does not return while the lock is held, and returns the lease of the grant the holder's Unlock hands it.",
 			needs: "publishes a late wake-up itself (SPUBLISH or PUBLISH)",
-			check: checkLateWakeUp,
+			check: func(t *testing.T, e *env) {
+				// the holder's own fence, less one: older than any refusal
+				checkForgedWakeUp(t, e, "late-wakeup", func(h *locker.Lease, id string) string {
+					return strconv.FormatInt(h.Fence()-1, 10) + ":" + id
+				})
+			},
+		},
+		testCase{
+			name: "Starve/ForeignWakeUp",
+			rule: "A wake-up on a starving waiter's own channel that names another waiter id (an earlier waiter of the same slot, which the Client's waiters reuse) is not taken for a grant, however late its fence: " +
+				"the waiter's Lock does not return while the lock is held, and returns the lease of the grant the holder's Unlock hands it.",
+			needs: "publishes a wake-up itself (SPUBLISH or PUBLISH)",
+			check: func(t *testing.T, e *env) {
+				// a fence far after every refusal, for the slot's earlier waiter
+				checkForgedWakeUp(t, e, "foreign-wakeup", func(h *locker.Lease, id string) string {
+					slot, _, _ := strings.Cut(id, ".")
+					return strconv.FormatInt(h.Fence()+1_000_000_000_000, 10) + ":" + slot + ".0"
+				})
+			},
 		},
 	)
 }
@@ -129,8 +147,11 @@ func checkWakeUpGrant(t *testing.T, e *env, opts *locker.MutexOptions) {
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
 }
 
-func checkLateWakeUp(t *testing.T, e *env) {
-	const name = "late-wakeup"
+// checkForgedWakeUp publishes, on the own channel of a default-mode waiter
+// that starves behind a holder, the wake-up payload returns (given the
+// holder's lease and the waiter's id), and checks that the waiter does not
+// take it for a grant, and is granted by the holder's Unlock.
+func checkForgedWakeUp(t *testing.T, e *env, name string, payload func(h *locker.Lease, id string) string) {
 	c := e.client(nil)
 	holder := e.mutex(c, name, 30*time.Second, nil)
 	h, err := holder.TryLock(e.ctx)
@@ -138,12 +159,11 @@ func checkLateWakeUp(t *testing.T, e *env) {
 	got := lockAsync(e.ctx, e.mutex(e.client(slowPolling), name, wakeUpTTL, &locker.MutexOptions{StarvationThreshold: starveAfter}))
 	e.awaitStarving(c, name, 1)
 	// The waiter's own channel is its id's slot (the part before '.'),
-	// and a hand-over's payload "<fence>:<waiter id>"; the fence is that of
-	// a grant long before the waiter's refusals: the holder's own, less one.
+	// and a hand-over's payload "<fence>:<waiter id>".
 	id := e.starving(c, name)[0]
 	slot, _, _ := strings.Cut(id, ".")
 	ch := c.Key(name) + ":wake:" + slot
-	late := strconv.FormatInt(h.Fence()-1, 10) + ":" + id
+	late := payload(h, id)
 	if _, err := e.d.admin.Do(e.ctx, ch, "SPUBLISH", ch, late); err != nil {
 		if !strings.Contains(strings.ToLower(err.Error()), "unknown command") {
 			t.Fatalf("call: admin SPUBLISH %s: %v", ch, err)
@@ -153,7 +173,7 @@ func checkLateWakeUp(t *testing.T, e *env) {
 	}
 	select {
 	case r := <-got:
-		t.Fatalf("call: waiter Lock returned (err %v) on a late wake-up while the lock is held", r.err)
+		t.Fatalf("call: waiter Lock returned (err %v) on the wake-up %q while the lock is held", r.err, late)
 	case <-time.After(300 * time.Millisecond):
 	}
 	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock (hands the lock over)")
