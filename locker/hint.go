@@ -7,9 +7,8 @@ import (
 
 // waitHints counts, per Client, lock kind and name, the calls of that
 // Client in a given waiting state and not yet returned: a Semaphore's
-// Acquires refused at least once, or merely running, a Mutex's Locks that
-// starve. While there are some (for running Acquires: as many as the
-// permits), a new call of the same kind and name expects to wait as they
+// Acquires refused at least once, a Mutex's Locks that starve. While there
+// are some, a new call of the same kind and name expects to wait as they
 // do, and subscribes before its first try (a Mutex's also makes that try
 // as a starving waiter), saving the try that would only learn it. An
 // entry is deleted when its count drops to 0; it is only a hint: a wrong
@@ -26,17 +25,8 @@ type hintKey struct {
 // waitHint reports whether calls of this Client are in kind's waiting
 // state on name (see waitHints).
 func (c *Client) waitHint(kind, name string) bool {
-	return c.hintCount(kind, name) > 0
-}
-
-// hintCount returns how many calls of this Client are in kind's state on
-// name.
-func (c *Client) hintCount(kind, name string) int32 {
 	v, ok := waitHints.Load(hintKey{c, kind, name})
-	if !ok {
-		return 0
-	}
-	return v.(*atomic.Int32).Load()
+	return ok && v.(*atomic.Int32).Load() > 0
 }
 
 // joinHint counts the caller in kind's waiting state on name until it

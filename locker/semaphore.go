@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -104,9 +105,10 @@ type Semaphore struct {
 	queueMS int64
 	fifo    bool
 	refresh bool
-	starve  string   // StarvationThreshold in ms, as sem_acquire.lua takes it ('': never)
-	keys    []string // the hash and the expiries
-	wake    string   // the wake channel
+	starve  string       // StarvationThreshold in ms, as sem_acquire.lua takes it ('': never)
+	keys    []string     // the hash and the expiries
+	wake    string       // the wake channel
+	running atomic.Int32 // Acquires of this Semaphore in progress (see Acquire)
 }
 
 // NewSemaphore returns the semaphore called name with permits permits,
@@ -175,7 +177,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 // channel (a release wakes one waiter per freed permit that fits, see
 // Semaphore), and otherwise when the next hold expires or a third of its
 // entry's lifetime has passed. While other Acquires of the name wait on
-// this Client, or as many run on it as there are permits, it subscribes
+// this Client, or as many of this Semaphore run as there are permits, it subscribes
 // to its channel before its first try (one round trip on the Subscriber's
 // connection). When ctx ends first it returns ErrNotObtained
 // joined with ctx.Err(); ErrInvalidOption when n is outside [1, Permits]
@@ -197,14 +199,15 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	// it there (the shared wake channel carries no semaphore wake-ups).
 	waiter := newToken()
 	own := s.wake + ":" + waiter
-	// While other Acquires of this name and Client wait, or as many run as
-	// there are permits (a burst), the first try will likely be refused:
+	// While other Acquires of this name and Client wait, or as many of this
+	// Semaphore run as there are permits (a burst), the first try will
+	// likely be refused:
 	// subscribe to the own channel before it, so that no wake-up sent
 	// after the try listed this waiter can be lost, and the retry wait
 	// makes right after it subscribes needs no call unless a wake-up came
 	// (see early).
-	running := s.c.hintCount("semaphore acquire", s.name)
-	defer s.c.joinHint("semaphore acquire", s.name)()
+	running := s.running.Add(1) - 1
+	defer s.running.Add(-1)
 	var early <-chan struct{}
 	if s.c.waitHint("semaphore", s.name) || int(running) >= s.permits {
 		var leave func(bool)
