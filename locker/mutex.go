@@ -213,7 +213,7 @@ func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Le
 		spare = first.spare
 	}
 	l, err := m.c.waitStarve(ctx, m.name, !m.fifo, own, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
-		if f, from := hand.take(m.c.margin(m.ttlMS)); f > 0 && takeHands {
+		if f, from := hand.take(m.c.margin(m.ttlMS)); f > 0 { // only set when takeHands
 			l, err := m.handedLease(&spare, from, waiter, f)
 			return l, 0, err
 		}
@@ -279,13 +279,7 @@ func notObtained(name string, cerr error) error {
 // start is when the call starts (the lease's validity counts from it; an
 // earlier time only shortens it), or zero for now.
 func (m *Mutex) attempt(ctx context.Context, spare **Lease, start time.Time, waiter string, qttl int64, waited, starved bool) (*Lease, time.Duration, int64, error) {
-	var nl *Lease
-	if spare != nil {
-		nl, *spare = *spare, nil
-	}
-	if nl == nil {
-		nl = new(Lease)
-	}
+	nl := takeSpare(spare)
 	id := newToken()
 	owner := m.owner
 	if owner == "" {
@@ -353,12 +347,20 @@ func (m *Mutex) attempt(ctx context.Context, spare **Lease, start time.Time, wai
 // fence, learned from the waiter's wake-up (see handed): its validity
 // counts from start. It takes *spare, if set, as attempt does.
 func (m *Mutex) handedLease(spare **Lease, start time.Time, waiter string, fence int64) (*Lease, error) {
-	nl := *spare
-	*spare = nil
+	return m.lease(takeSpare(spare), start, cmp.Or(m.owner, waiter), waiter, fence)
+}
+
+// takeSpare returns *spare, which it clears, or a new Lease when there is
+// none (spare nil, or *spare nil).
+func takeSpare(spare **Lease) *Lease {
+	var nl *Lease
+	if spare != nil {
+		nl, *spare = *spare, nil
+	}
 	if nl == nil {
 		nl = new(Lease)
 	}
-	return m.lease(nl, start, cmp.Or(m.owner, waiter), waiter, fence)
+	return nl
 }
 
 // lease makes nl the lease of a grant of this mutex to owner, its hold
@@ -386,18 +388,8 @@ func replyAcquire(r any) ([3]int64, error) {
 		}
 		return [3]int64{1, f, 0}, nil
 	}
-	a, ok := r.([]any)
-	if !ok || len(a) < 2 || len(a) > 3 {
-		return out, fmt.Errorf("%w: acquire: got %#v, want an array of 2 or 3 integers", ErrUnexpectedReply, r)
-	}
-	for i, v := range a {
-		x, ok := v.(int64)
-		if !ok {
-			return out, fmt.Errorf("%w: acquire: got %#v, want an array of 2 or 3 integers", ErrUnexpectedReply, r)
-		}
-		out[i] = x
-	}
-	return out, nil
+	err := replyIntArray(scriptAcquire, r, out[:], 2)
+	return out, err
 }
 
 // validLock checks what every lock type is made of and returns the TTL in

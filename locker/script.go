@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -136,18 +137,34 @@ func (c *Client) wrap(ctx context.Context, s *script, err error) error {
 // replyInts decodes a reply that must be an array of two integers.
 func replyInts(s *script, r any) ([2]int64, error) {
 	var out [2]int64
+	err := replyIntArray(s, r, out[:], len(out))
+	return out, err
+}
+
+// replyIntArray decodes a reply that must be an array of at least min and
+// at most len(out) integers into out.
+func replyIntArray(s *script, r any, out []int64, min int) error {
 	a, ok := r.([]any)
-	if !ok || len(a) != len(out) {
-		return out, fmt.Errorf("%w: %s: got %#v, want an array of %d integers", ErrUnexpectedReply, s.name, r, len(out))
+	if !ok || len(a) < min || len(a) > len(out) {
+		return intArrayError(s, r, min, len(out))
 	}
 	for i, v := range a {
 		x, ok := v.(int64)
 		if !ok {
-			return out, fmt.Errorf("%w: %s: got %#v, want an array of %d integers", ErrUnexpectedReply, s.name, r, len(out))
+			return intArrayError(s, r, min, len(out))
 		}
 		out[i] = x
 	}
-	return out, nil
+	return nil
+}
+
+// intArrayError is replyIntArray's error for reply r.
+func intArrayError(s *script, r any, min, max int) error {
+	n := strconv.Itoa(max)
+	if min < max {
+		n = strconv.Itoa(min) + " or " + n
+	}
+	return fmt.Errorf("%w: %s: got %#v, want an array of %s integers", ErrUnexpectedReply, s.name, r, n)
 }
 
 // replyInt decodes a reply that must be one integer.

@@ -177,9 +177,9 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 // channel (a release wakes one waiter per freed permit that fits, see
 // Semaphore), and otherwise when the next hold expires or a third of its
 // entry's lifetime has passed. While other Acquires of the name wait on
-// this Client, or as many of this Semaphore run as there are permits, it subscribes
-// to its channel before its first try (one round trip on the Subscriber's
-// connection). When ctx ends first it returns ErrNotObtained
+// this Client, or as many of this Semaphore run as there are permits, it
+// subscribes to its channel before its first try (one round trip on the
+// Subscriber's connection). When ctx ends first it returns ErrNotObtained
 // joined with ctx.Err(); ErrInvalidOption when n is outside [1, Permits]
 // or above the limit SetPermits stored. Connection failures are retried as
 // Mutex.Lock retries them (with a ctx without deadline, for at most
@@ -201,11 +201,10 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	own := s.wake + ":" + waiter
 	// While other Acquires of this name and Client wait, or as many of this
 	// Semaphore run as there are permits (a burst), the first try will
-	// likely be refused:
-	// subscribe to the own channel before it, so that no wake-up sent
-	// after the try listed this waiter can be lost, and the retry wait
-	// makes right after it subscribes needs no call unless a wake-up came
-	// (see early).
+	// likely be refused: subscribe to the own channel before it, so that
+	// no wake-up sent after the try listed this waiter can be lost, and the
+	// retry wait makes right after it subscribes needs no call unless a
+	// wake-up came (see early).
 	running := s.running.Add(1) - 1
 	defer s.running.Add(-1)
 	var early <-chan struct{}

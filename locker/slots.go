@@ -29,9 +29,8 @@ type slotSet struct {
 // slot is one own channel and its subscription's own ref.
 type slot struct {
 	id   string
-	n    int           // waiter ids given out
-	keep func(bool)    // leaves the hub's subscription (nil: none, no Subscriber)
-	ch   chan struct{} // the keep ref's wake-ups (never read)
+	n    int        // waiter ids given out
+	keep func(bool) // leaves the hub's subscription (nil: none, no Subscriber)
 }
 
 // takeSlot returns a waiter id and its own channel for a waiter on wake
@@ -60,9 +59,10 @@ func (c *Client) takeSlot(ctx context.Context, wake string) (waiter, channel str
 	others := set.active > 1
 	p.mu.Unlock()
 	if s == nil {
-		s = &slot{id: newToken(), ch: make(chan struct{}, 1)}
+		s = &slot{id: newToken()}
 		if others {
-			if w, leave := c.joinWakeInto(ctx, wake+":"+s.id, waker{}, s.ch); w != nil {
+			// the keep ref's wake-ups are never read
+			if w, leave := c.joinWakeInto(ctx, wake+":"+s.id, waker{}, make(chan struct{}, 1)); w != nil {
 				s.keep = leave
 			}
 		}

@@ -2,7 +2,6 @@ package goredis_test
 
 import (
 	"context"
-	"github.com/scriptlock/scriptlock/drivers/internal/subtest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,12 +9,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/scriptlock/scriptlock/drivers/goredis"
+	"github.com/scriptlock/scriptlock/drivers/internal/subtest"
 	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/require"
 )
 
-// TestSubscribe checks fan-out, unsubscribe and clean-up of Subscribe on
-// one connection; the conformance suite covers the rest.
+// TestSubscribe checks fan-out, unsubscribe, payloads (subtest.Payloads)
+// and clean-up of Subscribe on one connection; the conformance suite
+// covers the rest.
 func TestSubscribe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -56,22 +57,6 @@ func TestSubscribe(t *testing.T) {
 	unB()
 	publish("sub{b}:wake")
 	require.Equal(t, int64(1), b.Load(), "b after its unsubscribe")
-	leak.VerifyNone(t, leaks)
-}
-
-// TestSubscribePayload checks that onMessage gets each message's payload
-// exactly as published (with SPUBLISH, or PUBLISH on a server without it),
-// in order, for every subscriber of the channel, and that a channel's
-// messages reach only its own subscribers.
-func TestSubscribePayload(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: true})
-	defer rdb.Close()
-	require.NoError(t, rdb.Ping(ctx).Err())
-	leaks := leak.IgnoreCurrent()
-	s := goredis.New(rdb)
-
 	subtest.Payloads(t, ctx, s)
 	leak.VerifyNone(t, leaks)
 }

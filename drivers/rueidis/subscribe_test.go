@@ -2,20 +2,21 @@ package rueidis_test
 
 import (
 	"context"
-	"github.com/scriptlock/scriptlock/drivers/internal/subtest"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/rueidis"
 
+	"github.com/scriptlock/scriptlock/drivers/internal/subtest"
 	rueidisdriver "github.com/scriptlock/scriptlock/drivers/rueidis"
 	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/require"
 )
 
-// TestSubscribe checks fan-out, unsubscribe and clean-up of Subscribe on
-// one connection; the conformance suite covers the rest.
+// TestSubscribe checks fan-out, unsubscribe, payloads (subtest.Payloads)
+// and clean-up of Subscribe on one connection; the conformance suite
+// covers the rest.
 func TestSubscribe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -60,26 +61,6 @@ func TestSubscribe(t *testing.T) {
 	unB()
 	publish("sub{b}:wake")
 	require.Equal(t, int64(1), b.Load(), "b after its unsubscribe")
-	leak.VerifyNone(t, leaks...)
-}
-
-// TestSubscribePayload checks that onMessage gets each message's payload
-// exactly as published (with SPUBLISH, or PUBLISH on a server without it),
-// in order, for every subscriber of the channel, and that a channel's
-// messages reach only its own subscribers.
-func TestSubscribePayload(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redisAddr}})
-	require.NoError(t, err)
-	defer client.Close()
-	// rueidis starts its connection's goroutines on first pub/sub use; they
-	// belong to the client, not to the driver.
-	leaks := []leak.Option{leak.IgnoreCurrent(),
-		leak.IgnoreAnyFunction("github.com/redis/rueidis.(*pipe)._backgroundRead"),
-		leak.IgnoreAnyFunction("github.com/redis/rueidis.(*pipe)._backgroundWrite")}
-	s := rueidisdriver.New(client)
-
 	subtest.Payloads(t, ctx, s)
 	leak.VerifyNone(t, leaks...)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scriptlock/scriptlock/drivers/internal/subtest"
 	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/require"
@@ -223,46 +224,31 @@ func TestPayload(t *testing.T) {
 			ctx := testCtx(t)
 			srv := &fakeServer{sharded: sharded}
 			m := New("test", srv)
-			var (
-				mu   sync.Mutex
-				a, b []string
-			)
-			record := func(dst *[]string) func(string) {
-				return func(p string) {
-					mu.Lock()
-					*dst = append(*dst, p)
-					mu.Unlock()
-				}
-			}
-			got := func(src *[]string) []string {
-				mu.Lock()
-				defer mu.Unlock()
-				return append([]string(nil), *src...)
-			}
-			unA, err := m.Subscribe(ctx, "a", record(&a))
+			var a, b subtest.Recorder
+			unA, err := m.Subscribe(ctx, "a", a.Record)
 			require.NoError(t, err)
-			unB, err := m.Subscribe(ctx, "a", record(&b))
+			unB, err := m.Subscribe(ctx, "a", b.Record)
 			require.NoError(t, err)
 
 			srv.publish("a", "1700000000123456")
 			srv.publish("a", "")
 			srv.publish("a", "x y\r\n")
 			want := []string{"1700000000123456", "", "x y\r\n"}
-			require.Eventually(t, func() bool { return len(got(&a)) == 3 && len(got(&b)) == 3 }, 5*time.Second, time.Millisecond)
-			assert.Equal(t, want, got(&a), "each message's payload, in order")
-			assert.Equal(t, want, got(&b), "the second subscriber of the channel")
+			require.Eventually(t, func() bool { return len(a.Got()) == 3 && len(b.Got()) == 3 }, 5*time.Second, time.Millisecond)
+			assert.Equal(t, want, a.Got(), "each message's payload, in order")
+			assert.Equal(t, want, b.Got(), "the second subscriber of the channel")
 
 			// A connection loss calls onMessage spuriously, with "".
 			srv.dropAll()
-			require.Eventually(t, func() bool { return len(got(&a)) >= 5 }, 5*time.Second, time.Millisecond,
+			require.Eventually(t, func() bool { return len(a.Got()) >= 5 }, 5*time.Second, time.Millisecond,
 				"called after the loss and once subscribed anew")
-			for i, p := range got(&a)[3:] {
+			for i, p := range a.Got()[3:] {
 				assert.Equal(t, "", p, "spurious call %d", i)
 			}
-			n := len(got(&a))
+			n := len(a.Got())
 			srv.publish("a", "1700000000999999")
-			require.Eventually(t, func() bool { return len(got(&a)) == n+1 }, 5*time.Second, time.Millisecond)
-			assert.Equal(t, "1700000000999999", got(&a)[n], "the payload after the reconnection")
+			require.Eventually(t, func() bool { return len(a.Got()) == n+1 }, 5*time.Second, time.Millisecond)
+			assert.Equal(t, "1700000000999999", a.Got()[n], "the payload after the reconnection")
 			unA()
 			unB()
 		})

@@ -1,6 +1,6 @@
-// Package subtest holds the Subscriber check the drivers' tests share:
+// Package subtest holds the Subscriber checks the drivers' tests share:
 // Payloads, which publishes real messages and holds a driver's onMessage
-// calls to their payloads.
+// calls to their payloads, and Recorder, which records them.
 //
 // Only tests import it.
 package subtest
@@ -30,36 +30,41 @@ if type(r) == 'table' and r.err then
 end
 return r`
 
+// Recorder records the payloads an onMessage gets, safe for the driver's
+// goroutines.
+type Recorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+// Record is an onMessage that records payload.
+func (r *Recorder) Record(payload string) {
+	r.mu.Lock()
+	r.got = append(r.got, payload)
+	r.mu.Unlock()
+}
+
+// Got returns the payloads recorded so far, in order.
+func (r *Recorder) Got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.got...)
+}
+
 // Payloads checks that onMessage gets each message's payload exactly as
 // published, in order, for every subscriber of the channel, and that a
 // channel's messages reach only its own subscribers. It unsubscribes all
 // it subscribed before it returns, so the caller can check for leaks.
 func Payloads(t *testing.T, ctx context.Context, s Driver) {
 	t.Helper()
-	var (
-		mu     sync.Mutex
-		a1, a2 []string
-		b      []string
-	)
-	record := func(dst *[]string) func(string) {
-		return func(payload string) {
-			mu.Lock()
-			*dst = append(*dst, payload)
-			mu.Unlock()
-		}
-	}
-	got := func(src *[]string) []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), *src...)
-	}
-	unA1, err := s.Subscribe(ctx, "payload{a}:wake", record(&a1))
+	var a1, a2, b Recorder
+	unA1, err := s.Subscribe(ctx, "payload{a}:wake", a1.Record)
 	require.NoError(t, err)
 	defer unA1()
-	unA2, err := s.Subscribe(ctx, "payload{a}:wake", record(&a2))
+	unA2, err := s.Subscribe(ctx, "payload{a}:wake", a2.Record)
 	require.NoError(t, err)
 	defer unA2()
-	unB, err := s.Subscribe(ctx, "payload{b}:wake", record(&b))
+	unB, err := s.Subscribe(ctx, "payload{b}:wake", b.Record)
 	require.NoError(t, err)
 	defer unB()
 
@@ -72,9 +77,9 @@ func Payloads(t *testing.T, ctx context.Context, s Driver) {
 		publish("payload{a}:wake", payload)
 	}
 	publish("payload{b}:wake", "1700000000654321")
-	require.Eventually(t, func() bool { return len(got(&a1)) == len(want) && len(got(&a2)) == len(want) && len(got(&b)) == 1 },
-		5*time.Second, 5*time.Millisecond, "a1=%q a2=%q b=%q", got(&a1), got(&a2), got(&b))
-	require.Equal(t, want, got(&a1), "a1's payloads")
-	require.Equal(t, want, got(&a2), "a2's payloads")
-	require.Equal(t, []string{"1700000000654321"}, got(&b), "b's payloads")
+	require.Eventually(t, func() bool { return len(a1.Got()) == len(want) && len(a2.Got()) == len(want) && len(b.Got()) == 1 },
+		5*time.Second, 5*time.Millisecond, "a1=%q a2=%q b=%q", a1.Got(), a2.Got(), b.Got())
+	require.Equal(t, want, a1.Got(), "a1's payloads")
+	require.Equal(t, want, a2.Got(), "a2's payloads")
+	require.Equal(t, []string{"1700000000654321"}, b.Got(), "b's payloads")
 }
