@@ -8,11 +8,12 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/scriptlock/scriptlock/locker"
 )
 
 // ScriptCost measures the server's side of an uncontended Lock and Unlock,
 // command by command, against the standalone server at addr (which must
-// run nothing else meanwhile: INFO commandstats is server-wide). Two
+// run nothing else meanwhile: INFO commandstats is server-wide). Four
 // leaves per driver (in the order of Drivers), each b.N cycles on fresh
 // names, in chunks of costChunk locks then their unlocks, so the keyspace
 // stays as small as in a lock-unlock loop (a growing one makes every write
@@ -22,7 +23,15 @@ import (
 //     fast path) and Lease.Unlock (release.lua's) on driver d;
 //   - lib=raw/driver=<d>: the raw reference's SET NX PX and
 //     compare-and-delete script (see raw.go) on driver d's client, the
-//     floor.
+//     floor of any lock;
+//   - lib=scriptlock-semaphore/driver=<d>: Semaphore.Acquire of one of 4
+//     permits (sem_acquire.lua's fast path) and Lease.Unlock
+//     (sem_release.lua's), measured beside the Mutex's leaves, so the two
+//     pairs' script times compare within seconds of each other;
+//   - lib=empty-scripts/driver=<d>: two scripts that only return 1, called
+//     with the keys and arguments of the Mutex's uncontended acquire and
+//     release (see floor): what any lock made of two scripts pays before
+//     its first redis.call().
 //
 // Each reports, from INFO commandstats read around every chunk's locks and
 // around its unlocks: lock-us/call and unlock-us/call, the server's time
@@ -52,6 +61,14 @@ func ScriptCost(b *testing.B, addr string) {
 			}
 			return m.Lock(ctx)
 		}
+		sem := func(b *testing.B) (Unlocker, error) {
+			s, err := c.NewSemaphore(name(), 4, TTL, nil)
+			if err != nil {
+				return nil, err
+			}
+			return s.Acquire(ctx, 1)
+		}
+		floor := newFloor(b, standaloneScripter(b, d, addr))
 		raw := newRaw(b, d, addr)
 		// Load the scripts and open the clients' connections first (a
 		// pipelining client dials its connections as keys hash to them): a
@@ -67,13 +84,69 @@ func ScriptCost(b *testing.B, addr string) {
 			if err := lockUnlockOnce(ctx, raw, name()); err != nil {
 				b.Fatalf("driver=%s: raw Lock and Unlock: %v", d, err)
 			}
+			u, err = sem(b)
+			if err == nil {
+				err = u.Unlock(ctx)
+			}
+			if err != nil {
+				b.Fatalf("driver=%s: scriptlock Semaphore Acquire and Unlock: %v", d, err)
+			}
+			if u, err = floor.lock(ctx, name()); err == nil {
+				err = u.Unlock(ctx)
+			}
+			if err != nil {
+				b.Fatalf("driver=%s: the empty scripts: %v", d, err)
+			}
 		}
 		b.Run("lib=scriptlock/driver="+d, func(b *testing.B) { costCycles(b, stats, "evalsha", sl) })
 		b.Run("lib=raw/driver="+d, func(b *testing.B) {
 			costCycles(b, stats, "set", func(*testing.B) (Unlocker, error) { return raw.Lock(ctx, name()) })
 		})
+		b.Run("lib=scriptlock-semaphore/driver="+d, func(b *testing.B) { costCycles(b, stats, "evalsha", sem) })
+		b.Run("lib=empty-scripts/driver="+d, func(b *testing.B) {
+			costCycles(b, stats, "evalsha", func(*testing.B) (Unlocker, error) { return floor.lock(ctx, name()) })
+		})
 	}
 }
+
+// floor runs ScriptCost's empty scripts: a script that only returns 1,
+// called as acquire.lua is on an uncontended Lock (4 keys, 7 arguments of
+// the same sizes) and as release.lua is on its Unlock (1 key, 4
+// arguments).
+type floor struct {
+	s   locker.Scripter
+	sha string
+}
+
+// newFloor loads the empty script through s.
+func newFloor(b *testing.B, s locker.Scripter) *floor {
+	sha, err := s.ScriptLoad(context.Background(), "return 1")
+	if err != nil {
+		b.Fatalf("SCRIPT LOAD of the empty script: %v", err)
+	}
+	return &floor{s: s, sha: sha}
+}
+
+// lock runs the empty script with acquire.lua's keys and arguments for
+// name and returns the Unlocker that runs it with release.lua's.
+func (f *floor) lock(ctx context.Context, name string) (Unlocker, error) {
+	k, id := "{"+name+"}", rawToken()
+	wake := k + ":wake"
+	_, err := f.s.EvalSha(ctx, f.sha, []string{k, k + ":q", k + ":qx", k + ":x"}, []string{"", id, "10000", "", "", wake, ""})
+	if err != nil {
+		return nil, err
+	}
+	return floorLease(func(ctx context.Context) error {
+		_, err := f.s.EvalSha(ctx, f.sha, []string{k}, []string{id, id, "", wake})
+		return err
+	}), nil
+}
+
+// floorLease is an empty script's Unlocker.
+type floorLease func(ctx context.Context) error
+
+// Unlock runs the empty script with release.lua's keys and arguments.
+func (u floorLease) Unlock(ctx context.Context) error { return u(ctx) }
 
 // costChunk is how many locks ScriptCost takes before releasing them.
 const costChunk = 200

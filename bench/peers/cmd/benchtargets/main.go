@@ -33,9 +33,10 @@
 //     compared with the best peer of any driver, and the line says so;
 //   - allocations per uncontended cycle (op=lock-unlock/clients=1):
 //     scriptlock's allocs/op at most 1.5x raw's on the same driver;
-//   - semaphore: one client's script-us/op at most 1.5x the Mutex's
-//     lock-unlock with one client on the same driver; with 16 goroutines,
-//     scripts/op (script calls per grant) at most 3.
+//   - semaphore: the server's time per uncontended Acquire+Unlock
+//     (BenchmarkScriptCost's cycle-us/op) at most 1.5x the Mutex's
+//     Lock+Unlock on the same driver; with 16 goroutines, scripts/op
+//     (script calls per grant) at most 3.
 //
 // A target whose rows are missing (a file not written, a row that failed
 // in every pass) gets a line "no data: <target>: <row> <unit> (<file>)"

@@ -144,12 +144,43 @@ func TestReport(t *testing.T) {
 		"| contended (8 goroutines, 1 ms hold), goredis: fairness >= 0.9 | scriptlock/goredis fairness 0.96 | met |\n",
 		"| uncontended Lock+Unlock, goredis: xredislock >= 1.0 (BenchmarkPaired) | xredislock 0.95 | missed |\n",
 		"no data: server time per uncontended cycle, goredis: scriptlock <= 2x raw (BenchmarkScriptCost): BenchmarkScriptCost/lib=scriptlock/driver=goredis cycle-us/op (cost.txt)",
+		"no data: semaphore, 1 client, goredis: Acquire+Unlock <= 1.5x the Mutex's Lock+Unlock server time (BenchmarkScriptCost): BenchmarkScriptCost/lib=scriptlock-semaphore/driver=goredis cycle-us/op (cost.txt); BenchmarkScriptCost/lib=scriptlock/driver=goredis cycle-us/op (cost.txt)",
 		"no data: uncontended Lock+Unlock, redigo: xraw >= 0.9 (BenchmarkPaired): BenchmarkPaired/driver=redigo xraw (paired.txt)\n",
 		"41 targets: 5 met, 2 missed, 34 without data\n",
 		"cost.txt: not found)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q; it is:\n%s", want, out)
+		}
+	}
+}
+
+func TestScriptCostFloor(t *testing.T) {
+	dir := writeSample(t)
+	cost := `BenchmarkScriptCost/lib=scriptlock/driver=goredis-2  5000  60000 ns/op  7.0 cycle-us/op
+BenchmarkScriptCost/lib=raw/driver=goredis-2  5000  50000 ns/op  2.0 cycle-us/op
+BenchmarkScriptCost/lib=empty-scripts/driver=goredis-2  5000  50000 ns/op  2.8 cycle-us/op
+BenchmarkScriptCost/lib=scriptlock-semaphore/driver=goredis-2  5000  60000 ns/op  9.1 cycle-us/op
+`
+	if err := os.WriteFile(filepath.Join(dir, "cost.txt"), []byte(cost), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs := newResults()
+	if _, err := rs.loadFile(filepath.Join(dir, "cost.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range judge(rs) {
+		switch {
+		case strings.HasPrefix(c.target, "server time per uncontended cycle, goredis"):
+			want := "scriptlock/goredis 7 vs raw/goredis 2 cycle-us/op: 3.50x (two empty scripts with the same keys and arguments: 2.80, 1.40x raw)"
+			if c.met || c.figures != want {
+				t.Errorf("%s: met = %v, figures %q; want missed, %q", c.target, c.met, c.figures, want)
+			}
+		case strings.HasPrefix(c.target, "semaphore, 1 client, goredis"):
+			want := "semaphore 9.10 vs mutex 7 cycle-us/op: 1.30x"
+			if !c.met || c.figures != want {
+				t.Errorf("%s: met = %v, figures %q; want met, %q", c.target, c.met, c.figures, want)
+			}
 		}
 	}
 }
