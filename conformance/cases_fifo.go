@@ -25,6 +25,13 @@ var fifoCases = []testCase{
 		exclusive: "bounds how soon the queue shrinks (1 s) and the waiters are granted (3 s)",
 	},
 	{
+		name: "FIFO/JoinSubscribed",
+		rule: "A FIFO Lock that starts while another Lock of the same Client waits on the name listens on its own channel before its first acquire call: " +
+			"it queues behind the earlier waiter, the Unlocks hand the lock to them in that order, and (with wake-ups that carry no grant) its Lock makes two acquire calls in all " +
+			"(the one that queues it, and the one that learns of its hand-over), not a second refused one to cover a wake-up sent before it listened.",
+		check: checkFIFOJoin,
+	},
+	{
 		name:  "FIFO/CrashedWaiterSkipped",
 		rule:  "A FIFO waiter that crashed while first in line is skipped once its queue entry expires, and the next waiter acquires.",
 		check: checkFIFOCrash,
@@ -149,4 +156,52 @@ func checkFIFOCrash(t *testing.T, e *env) {
 	r = <-next
 	require.NoError(t, r.err, "call: Lock of the waiter behind the crashed one")
 	require.NoError(t, r.l.Unlock(e.ctx), "call: Unlock")
+}
+
+func checkFIFOJoin(t *testing.T, e *env) {
+	const name = "fifo-join"
+	c := e.client(nil)
+	fifo := &locker.MutexOptions{FIFO: true}
+	h, err := e.mutex(c, name, 30*time.Second, fifo).TryLock(e.ctx)
+	require.NoError(t, err, "call: holder TryLock")
+	var (
+		mu       sync.Mutex
+		attempts = map[int64]int{} // by the grant's fence
+	)
+	opts := *slowPolling
+	opts.Observer = func(_ context.Context, ev locker.Event) {
+		if ev.Kind == locker.EventAcquire && ev.Err == nil {
+			mu.Lock()
+			attempts[ev.Fence] = ev.Attempts
+			mu.Unlock()
+		}
+	}
+	// Both waiters on one Client: the second's slot is subscribed when it
+	// starts. Their wake-ups carry no grant, so each learns of its
+	// hand-over by a call.
+	wc := e.clientOn(e.faults().withoutGrants(), &opts)
+	first := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, fifo))
+	e.awaitQueue(c, name, 1)
+	second := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, fifo))
+	e.awaitQueue(c, name, 2)
+
+	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock")
+	r1 := recv(t, first, "Lock of the first waiter")
+	require.NoError(t, r1.err, "call: Lock of the first waiter")
+	select {
+	case r := <-second:
+		t.Fatalf("call: Lock of the second waiter returned (err %v) before the first waiter's Unlock", r.err)
+	default:
+	}
+	require.NoError(t, r1.l.Unlock(e.ctx), "call: first waiter Unlock")
+	r2 := recv(t, second, "Lock of the second waiter")
+	require.NoError(t, r2.err, "call: Lock of the second waiter")
+	st, err := c.Inspect(e.ctx, name)
+	require.NoError(t, err, "call: Inspect")
+	assert.Equal(t, st.Mutex.Fence, r2.l.Fence(), "call: Lock of the second waiter: the lease of the handed-over grant")
+	mu.Lock()
+	n := attempts[r2.l.Fence()]
+	mu.Unlock()
+	assert.Equal(t, 2, n, "call: acquire calls of the second waiter's Lock (one that queues it, one that learns of its hand-over)")
+	require.NoError(t, r2.l.Unlock(e.ctx), "call: second waiter Unlock")
 }

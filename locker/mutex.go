@@ -174,9 +174,10 @@ func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Le
 		hand     handed   // a hand-over's wake-up carries its grant (see handed)
 		giveBack = func() {}
 	)
+	early := false // a FIFO waiter's slot is subscribed: listen before the first try
 	if m.fifo {
 		var ch string
-		waiter, ch, giveBack = m.c.takeSlot(ctx, m.wake)
+		waiter, ch, early, giveBack = m.c.takeSlot(ctx, m.wake)
 		qttl, own, hand.id = m.queueMS, []string{ch}, waiter
 	}
 	defer func() { giveBack() }()
@@ -194,6 +195,10 @@ func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Le
 	if takeHands {
 		sv.handed = hand.note
 	}
+	// A FIFO waiter whose slot is subscribed (other Locks of this Client
+	// run on the name) listens before its first try: a refusal then needs
+	// no second try to cover a hand-over sent before it listened.
+	sv.now = early
 	starved, hurry := false, false
 	unhint := func() {}
 	if m.starve > 0 {
@@ -202,7 +207,7 @@ func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Le
 		sv.early = func() bool { return hurry }
 		sv.join = func() string {
 			var ch string
-			waiter, ch, giveBack = m.c.takeSlot(ctx, m.wake)
+			waiter, ch, _, giveBack = m.c.takeSlot(ctx, m.wake)
 			qttl, starved, hand.id = m.queueMS, true, waiter
 			unhint = m.c.joinHint("mutex", m.name)
 			return ch

@@ -39,8 +39,10 @@ type slot struct {
 // by ctx) before takeSlot returns when other Locks of the name run, so
 // that it can stay subscribed for them; otherwise it is not, the waiter
 // subscribes when it must wait (a Lock granted at once costs no
-// subscription), and the slot is dropped when given back.
-func (c *Client) takeSlot(ctx context.Context, wake string) (waiter, channel string, giveBack func()) {
+// subscription), and the slot is dropped when given back. subscribed
+// reports whether the channel is subscribed already: joining it then
+// costs the waiter no call to Redis.
+func (c *Client) takeSlot(ctx context.Context, wake string) (waiter, channel string, subscribed bool, giveBack func()) {
 	p := &c.slots
 	p.mu.Lock()
 	if p.names == nil {
@@ -69,7 +71,7 @@ func (c *Client) takeSlot(ctx context.Context, wake string) (waiter, channel str
 	}
 	s.n++
 	waiter = s.id + "." + strconv.Itoa(s.n)
-	return waiter, wake + ":" + s.id, func() { c.giveSlot(wake, s) }
+	return waiter, wake + ":" + s.id, s.keep != nil, func() { c.giveSlot(wake, s) }
 }
 
 // giveSlot gives s back: idle while other Locks on wake run, else

@@ -62,10 +62,12 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 // tries after it see the switch through what join set. A waiter asleep at
 // the threshold wakes for it; early, when set, switches it before the
 // threshold once it reports true (checked after each refusal). With now
-// set (and early reporting true), the waiter starves before its first try:
-// it subscribes to the lock's wake channel and its own first, and that try
-// is already a starving waiter's, saving the refused try that would only
-// learn it must starve. handed, when set, gets the payload of every
+// set, the waiter subscribes (to the lock's wake channel and own's) before
+// its first try, so that a refusal needs no second try to cover a wake-up
+// sent before the subscription; with early reporting true as well, it
+// also starves before its first try: it joins its own channel first, and
+// that try is already a starving waiter's, saving the refused try that
+// would only learn it must starve. handed, when set, gets the payload of every
 // message with one on the waiter's own channels (own's and join's): the
 // grant of a release that handed the lock to this waiter (see
 // Subscriber); the try after the wake-up may take it. The zero starving
@@ -73,7 +75,7 @@ func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []st
 type starving struct {
 	after  time.Duration
 	from   time.Time   // the start of the wait, when the caller has it (zero: now)
-	now    bool        // starve from the first try (see above)
+	now    bool        // subscribe before the first try, and starve from it with early (see above)
 	early  func() bool // when set and true, starve now (after the next refusal's subscription)
 	join   func() string
 	handed func(payload string)
@@ -139,8 +141,8 @@ func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []
 			}
 		}
 	}
-	if sv.now && sv.join != nil {
-		subscribe() // before the first try: it starves already (see starving)
+	if sv.now {
+		subscribe() // before the first try (see starving)
 	}
 	for {
 		if c.closed.Load() {
