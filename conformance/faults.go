@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 )
@@ -132,6 +133,7 @@ type faultArm struct {
 	delay  time.Duration      // delayed: the pause
 	first  bool               // delayed: run at once, delay the reply
 	hits   int                // calls the fate was applied to
+	since  int                // calls of script the core made before a was armed
 	held   chan *heldCall     // late: the held calls, in arrival order
 }
 
@@ -139,6 +141,7 @@ type faultArm struct {
 func (f *faultScripter) arm(script string, ft fate, n int) *faultArm {
 	a := &faultArm{f: f, script: script, fate: ft, left: n, held: make(chan *heldCall, 1024)}
 	f.mu.Lock()
+	a.since = f.calls[script]
 	f.arms = append(f.arms, a)
 	f.mu.Unlock()
 	return a
@@ -206,11 +209,20 @@ func (a *faultArm) applied() int {
 	return a.hits
 }
 
-// awaitApplied waits until a's fate was applied to n calls.
+// awaitApplied waits until a's fate was applied to n calls. When they do
+// not come within 10 s it fails, counting as of then the calls a's fate
+// was applied to and the calls of its script the core made since a was
+// armed (none: the caller never tried again).
 func (a *faultArm) awaitApplied(t *testing.T, n int, what string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return a.applied() >= n }, 10*time.Second, time.Millisecond,
-		"%s: want the %s fate applied to %d %s call(s), got %d", what, a.fate, n, a.script, a.applied())
+	if assert.Eventually(t, func() bool { return a.applied() >= n }, 10*time.Second, time.Millisecond,
+		"%s: want the %s fate applied to %d %s call(s) within 10s", what, a.fate, n, a.script) {
+		return
+	}
+	a.f.mu.Lock()
+	hits, made := a.hits, a.f.calls[a.script]-a.since
+	a.f.mu.Unlock()
+	t.Fatalf("%s: the %s fate was applied to %d %s call(s); the core made %d %s call(s) since it was armed", what, a.fate, hits, a.script, made, a.script)
 }
 
 // next returns the next call a held back, waiting for it up to 10 s.
