@@ -89,41 +89,6 @@ func TestSemaphoreRedisPermits(t *testing.T) {
 	}
 }
 
-// TestSemaphoreRedisCompactForm checks the compact form of an
-// uncontended grant (sem_acquire.lua's fast path writes only 'm' and the
-// hold) and its completion by the next call: the permits it holds count,
-// the next fence is above its, and its release frees everything.
-func TestSemaphoreRedisCompactForm(t *testing.T) {
-	e := newRedisEnv(t)
-	c := e.client(nil)
-	key := c.Key("cf") + ":sem"
-	s := newSem(t, c, "cf", 2, 10*time.Second, nil)
-	a, err := s.TryAcquire(e.ctx, 2)
-	require.NoError(t, err)
-	h := e.hash(key)
-	assert.Equal(t, 2, len(h), "the compact form: 'm' and the hold, got %v", h)
-	assert.Equal(t, "2", h["m"], "'m' is the limit")
-	_, err = s.TryAcquire(e.ctx, 1)
-	require.ErrorIs(t, err, locker.ErrNotObtained, "the compact hold's 2 permits count: 2 + 1 > 2")
-	h = e.hash(key)
-	assert.Equal(t, "2", h["p"], "completed: 'p' is the compact hold's permits")
-	assert.Equal(t, strconv.FormatInt(a.Fence(), 10), h["f"], "completed: 'f' is the compact hold's fence")
-	require.NoError(t, a.Unlock(e.ctx))
-	b, err := s.TryAcquire(e.ctx, 1)
-	require.NoError(t, err)
-	b2, err := s.TryAcquire(e.ctx, 1)
-	require.NoError(t, err, "a second holder beside a compact hold")
-	assert.Greater(t, b2.Fence(), b.Fence(), "the fence after a compact hold is above its")
-	_, err = s.TryAcquire(e.ctx, 1)
-	require.ErrorIs(t, err, locker.ErrNotObtained, "both permits held")
-	require.NoError(t, b.Unlock(e.ctx))
-	require.NoError(t, b2.Unlock(e.ctx))
-	l, err := s.TryAcquire(e.ctx, 1)
-	require.NoError(t, err)
-	require.NoError(t, l.Unlock(e.ctx), "a compact hold's release (the fast path)")
-	assert.Empty(t, e.keys(), "no key is left once every hold is gone")
-}
-
 // permitsHook is a Scripter that applies fault to the sem_permits calls
 // whose limit argument is limit, and passes every other call through.
 type permitsHook struct {

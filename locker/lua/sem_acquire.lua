@@ -33,17 +33,15 @@
 --
 -- The fast path: with no hash and no expiries (nothing held, nobody
 -- waits, no stored limit, no abandoned call), a grant needs only EXISTS,
--- TIME, HSET, ZADD and two PEXPIREs, and writes the compact form: 'm' and
--- the hold, no 'f' and no 'p' (the hold carries both; sem_prelude.lua
--- completes the form when the next call comes while it lives).
+-- TIME, HSET, ZADD and two PEXPIREs.
 local n, cfg = tonumber(ARGV[3]), tonumber(ARGV[4])
 if redis.call('EXISTS', KEYS[1], KEYS[2]) == 0 and n <= cfg then
   local t = redis.call('TIME')
-  local fence = t[1] .. string.sub('00000' .. t[2], -6) -- µs: 6 digits (cheaper than string.format)
-  local exp = t[1] * 1000 + math.floor(t[2] / 1000) + ARGV[2]
-  local hk = 'h:' .. ARGV[1]
-  redis.call('HSET', KEYS[1], 'm', ARGV[4], hk, exp .. ':' .. ARGV[3] .. ':0:' .. fence)
-  redis.call('ZADD', KEYS[2], exp, hk)
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local fence = t[1] .. string.format('%06d', t[2])
+  local exp = now + tonumber(ARGV[2])
+  redis.call('HSET', KEYS[1], 'f', fence, 'p', ARGV[3], 'm', ARGV[4], 'h:' .. ARGV[1], exp .. ':' .. ARGV[3] .. ':0:' .. fence)
+  redis.call('ZADD', KEYS[2], exp, 'h:' .. ARGV[1])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
   return {1, tonumber(fence)}

@@ -17,8 +17,7 @@
 -- parseHold, dropHold, waiters, entry, unpromise, enter, leave and finish.
 --
 -- Hash fields: 'f' the last grant's fence; 'p' the permits of the holds
--- stored (both absent in the compact form of an uncontended grant, see
--- below); 'n' the limit set by SetPermits (for every client, until
+-- stored; 'n' the limit set by SetPermits (for every client, until
 -- cleared); 'm' the limit the last acquire passed; 'k' the permits
 -- promised to woken waiters and 'c' the waiters (both absent when 0);
 -- 'h:<id>' a hold, "<expiry ms>:<permits>:<extend n>:<fence>" (its owner
@@ -83,20 +82,6 @@ end, function()
   end
 end)
 local st = redis.call('HMGET', H, 'f', 'p', 'n', 'm', 'k', 'c')
--- The compact form of a fast-path grant (sem_acquire.lua: 'm' and one
--- hold, which carries the fence and the permits) is completed here, so
--- that every call past the fast paths sees 'f' and 'p'. Had that hold
--- expired, purgeExpired took it: nothing is left to complete.
-if not st[1] and not st[2] and redis.call('HLEN', H) == 2 then
-  local all = redis.call('HGETALL', H)
-  for j = 1, #all, 2 do
-    local p, f = string.match(all[j + 1], '^%d+:(%d+):%d+:(%d+)')
-    if string.sub(all[j], 1, 2) == 'h:' and p then
-      st[1], st[2] = f, p
-      redis.call('HSET', H, 'f', f, 'p', p)
-    end
-  end
-end
 local fence, held0 = tonumber(st[1]), tonumber(st[2])
 local held = math.max(0, (held0 or 0) - gone_p)
 local promised0, count0 = tonumber(st[5]) or 0, tonumber(st[6]) or 0

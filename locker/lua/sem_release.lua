@@ -11,16 +11,14 @@
 --        nothing but expired fields was changed. Wakes, one per freed
 --        permit, the waiters that fit (see sem_prelude.lua).
 --
--- The fast path: the hash holds only this hold and 'm' (the compact form
--- of a fast-path grant, see sem_acquire.lua), or 'f', 'p', 'm' and this
--- hold (nobody else holds, nobody waits, no stored limit, no record):
--- HLEN, HEXISTS and DEL. The hash lives no longer than its holds, so
--- while it exists its only hold has not expired.
+-- The fast path: the hash holds only 'f', 'p', 'm' and this hold (nobody
+-- else holds, nobody waits, no stored limit, no record): HLEN, HEXISTS
+-- and DEL. The hash lives no longer than its holds, so while it exists
+-- its only hold has not expired.
 if ARGV[2] ~= 'h:' .. ARGV[1] then
   return 0
 end
-local n = redis.call('HLEN', KEYS[1])
-if (n == 2 or n == 4) and redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
+if redis.call('HLEN', KEYS[1]) == 4 and redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
   redis.call('DEL', KEYS[1], KEYS[2])
   return 1
 end
