@@ -46,6 +46,9 @@
 //     MutexOptions.StarvationThreshold) rather than a free lock taken.
 //   - op=contended/clients=8/hold=100us: the same with 100 µs holds
 //     ([ShortHold]), where barging pays most and starvation hurts least.
+//     A hold under 1 ms spins rather than sleeps (an idle Go process
+//     oversleeps a 100 µs time.Sleep to about 1.1 ms), so runs before
+//     2026-11-27 measured such rows at about a fifth of their rate.
 //     BenchmarkLockStarve runs both contended rows of scriptlock per
 //     starvation threshold ([StarveTargets]), the figures that chose the
 //     default.
