@@ -26,7 +26,9 @@ import (
 // most), pending (waits still open at the end, including any that the
 // library granted after the n-th grant; those release at once and are not
 // counted as grants) and giveups (times a Lock gave up by itself and was
-// called again). A Locker that implements HandOverCounter also gets
+// called again), and hold-p50-us, the median hold as measured (the
+// requested hold plus how late the holder's goroutine woke: see holdFor).
+// A Locker that implements HandOverCounter also gets
 // handovers/op: the fraction of grants that a release handed to a waiter
 // (FIFO, or a waiter past its starvation threshold) rather than one that
 // took a free lock. Two goroutines holding the key at once fail the run.
@@ -46,6 +48,7 @@ func contended(ctx context.Context, r *run, clients int, hold time.Duration) err
 	n := int64(r.n)
 	var (
 		waits    = make([]time.Duration, n) // indexed by grant number - 1
+		held     = make([]time.Duration, n) // each grant's hold as measured, by grant number - 1
 		grants   = make([]int64, clients)
 		granted  atomic.Int64
 		holders  atomic.Int32
@@ -115,7 +118,9 @@ func contended(ctx context.Context, r *run, clients int, hold time.Duration) err
 				if h := holders.Add(1); h != 1 {
 					fail(fmt.Errorf("exclusion broken: %d goroutines hold %q at once", h, key))
 				}
+				h0 := time.Now()
 				holdFor(hold)
+				held[k-1] = time.Since(h0)
 				holders.Add(-1)
 				if err := u.Unlock(context.WithoutCancel(ctx)); err != nil {
 					fail(fmt.Errorf("unlock %q: %w", key, err))
@@ -139,6 +144,8 @@ func contended(ctx context.Context, r *run, clients int, hold time.Duration) err
 	r.report(float64(percentile(all, 0.50)), "wait-p50-ns")
 	r.report(float64(percentile(all, 0.99)), "wait-p99-ns")
 	r.report(float64(all[len(all)-1]), "wait-max-ns")
+	slices.Sort(held)
+	r.report(float64(percentile(held, 0.50))/1e3, "hold-p50-us")
 	r.report(float64(n)/elapsed.Seconds(), "handoffs/s")
 	r.report(fairness(grants), "fairness")
 	r.report(float64(len(censored)), "pending")
@@ -173,17 +180,17 @@ func fairness(grants []int64) float64 {
 	return float64(lo) / float64(hi)
 }
 
-// holdFor keeps a lock for d, as a holder's work would. A hold under a
-// millisecond spins (yielding the processor) instead of sleeping: an idle
-// Go process wakes from a sleep only as its poller's millisecond timeout
-// allows, so a 100 µs time.Sleep took about 1.1 ms in most of a run's
-// holds whenever nothing else ran (measured on the contended 100 µs rows,
-// 2026-11-27), and the rows measured the timer, not the locks.
+// holdFor keeps the contended lock for d, as a holder's work would: it
+// spins (yielding the processor) rather than sleeps. An idle Go process
+// wakes from a sleep only as its poller's millisecond timeout allows, so a
+// sleeping holder overslept by how idle its library left the process: on
+// 2026-11-27 a 100 µs time.Sleep took about 1.1 ms in up to half of the
+// holds, and a 1 ms one 1,227 µs at the median under scriptlock (whose
+// waiters sleep until woken) against 1,092 µs under bsm/redislock (whose
+// waiters poll), so the rows measured the timer as much as the locks.
+// Only one goroutine holds the lock at a time, so the spin takes one core
+// at most.
 func holdFor(d time.Duration) {
-	if d >= time.Millisecond {
-		time.Sleep(d)
-		return
-	}
 	for t0 := time.Now(); time.Since(t0) < d; {
 		runtime.Gosched()
 	}

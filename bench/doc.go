@@ -46,9 +46,11 @@
 //     MutexOptions.StarvationThreshold) rather than a free lock taken.
 //   - op=contended/clients=8/hold=100us: the same with 100 µs holds
 //     ([ShortHold]), where barging pays most and starvation hurts least.
-//     A hold under 1 ms spins rather than sleeps (an idle Go process
-//     oversleeps a 100 µs time.Sleep to about 1.1 ms), so runs before
-//     2026-11-27 measured such rows at about a fifth of their rate.
+//     Holds spin rather than sleep (an idle Go process oversleeps a short
+//     time.Sleep by up to a millisecond, and by how idle the library
+//     leaves it; see holdFor), so runs before 2026-11-27 measured the
+//     100 µs rows at about a fifth of their rate, and every contended row
+//     with holds longer than asked.
 //     BenchmarkLockStarve runs both contended rows of scriptlock per
 //     starvation threshold ([StarveTargets]), the figures that chose the
 //     default.
