@@ -3,6 +3,7 @@ package locker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -97,4 +98,69 @@ func TestSemaphoreBurstSubscribesFirst(t *testing.T) {
 	for range 3 {
 		<-done
 	}
+}
+
+// refuseScripter refuses every acquire call as a held lock would ({0,
+// pttl 10 s, server µs}) and records each one's seventh argument (ARGV[7]:
+// ” a first try, '1' a waiter, '2' a starving waiter).
+type refuseScripter struct {
+	mu     sync.Mutex
+	waited []string
+}
+
+func (r *refuseScripter) EvalSha(_ context.Context, _ string, _, args []string) (any, error) {
+	if len(args) >= 7 {
+		r.mu.Lock()
+		r.waited = append(r.waited, args[6])
+		r.mu.Unlock()
+	}
+	return []any{int64(0), int64(10000), time.Now().UnixMicro()}, nil
+}
+
+func (r *refuseScripter) Eval(ctx context.Context, _ string, keys, args []string) (any, error) {
+	return r.EvalSha(ctx, "", keys, args)
+}
+
+func (r *refuseScripter) ScriptLoad(context.Context, string) (string, error) { return "sha", nil }
+
+func (r *refuseScripter) Subscribe(context.Context, string, func(string)) (func(), error) {
+	return func() {}, nil
+}
+
+func (r *refuseScripter) starving() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range r.waited {
+		if w == "2" {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLockStarvesAfterLateHint checks a Lock whose plain first try was
+// refused before another Lock of its Client started to starve on the name:
+// its wait, which finds the hint, still registers it as a starving waiter
+// at once, rather than taking the first try's refusal for the starving
+// one and sleeping for the holder's whole TTL unregistered.
+func TestLockStarvesAfterLateHint(t *testing.T) {
+	r := &refuseScripter{}
+	c, err := New(r, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	m, err := c.NewMutex("late-hint", 10*time.Second, nil)
+	require.NoError(t, err)
+	leave := c.joinHint("mutex", m.name) // another Lock starves on the name
+	defer leave()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	first := &firstTry{pttl: 10 * time.Second, err: fmt.Errorf("%w: %q", ErrNotObtained, m.name)}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.wait(ctx, time.Now(), first)
+		done <- err
+	}()
+	assert.Eventually(t, r.starving, time.Second, time.Millisecond, "a starving acquire call (ARGV[7] = '2') within 1 s; calls: %v", r.waited)
+	cancel()
+	<-done
 }

@@ -203,7 +203,11 @@ func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Le
 	unhint := func() {}
 	if m.starve > 0 {
 		hurry = m.c.waitHint("mutex", m.name)
-		sv.after, sv.from, sv.now = m.starve, start, hurry
+		// With Lock's plain first try made already, the hint (which may
+		// have come since) switches the waiter after that refusal: it
+		// would otherwise join before the loop hands back that stale
+		// refusal, and sleep the holder's TTL unregistered.
+		sv.after, sv.from, sv.now = m.starve, start, hurry && first == nil
 		sv.early = func() bool { return hurry }
 		sv.join = func() string {
 			var ch string
