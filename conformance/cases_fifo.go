@@ -159,49 +159,7 @@ func checkFIFOCrash(t *testing.T, e *env) {
 }
 
 func checkFIFOJoin(t *testing.T, e *env) {
-	const name = "fifo-join"
-	c := e.client(nil)
 	fifo := &locker.MutexOptions{FIFO: true}
-	h, err := e.mutex(c, name, 30*time.Second, fifo).TryLock(e.ctx)
-	require.NoError(t, err, "call: holder TryLock")
-	var (
-		mu       sync.Mutex
-		attempts = map[int64]int{} // by the grant's fence
-	)
-	opts := *slowPolling
-	opts.Observer = func(_ context.Context, ev locker.Event) {
-		if ev.Kind == locker.EventAcquire && ev.Err == nil {
-			mu.Lock()
-			attempts[ev.Fence] = ev.Attempts
-			mu.Unlock()
-		}
-	}
-	// Both waiters on one Client: the second's slot is subscribed when it
-	// starts. Their wake-ups carry no grant, so each learns of its
-	// hand-over by a call.
-	wc := e.clientOn(e.faults().withoutGrants(), &opts)
-	first := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, fifo))
-	e.awaitQueue(c, name, 1)
-	second := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, fifo))
-	e.awaitQueue(c, name, 2)
-
-	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock")
-	r1 := recv(t, first, "Lock of the first waiter")
-	require.NoError(t, r1.err, "call: Lock of the first waiter")
-	select {
-	case r := <-second:
-		t.Fatalf("call: Lock of the second waiter returned (err %v) before the first waiter's Unlock", r.err)
-	default:
-	}
-	require.NoError(t, r1.l.Unlock(e.ctx), "call: first waiter Unlock")
-	r2 := recv(t, second, "Lock of the second waiter")
-	require.NoError(t, r2.err, "call: Lock of the second waiter")
-	st, err := c.Inspect(e.ctx, name)
-	require.NoError(t, err, "call: Inspect")
-	assert.Equal(t, st.Mutex.Fence, r2.l.Fence(), "call: Lock of the second waiter: the lease of the handed-over grant")
-	mu.Lock()
-	n := attempts[r2.l.Fence()]
-	mu.Unlock()
-	assert.Equal(t, 2, n, "call: acquire calls of the second waiter's Lock (one that queues it, one that learns of its hand-over)")
-	require.NoError(t, r2.l.Unlock(e.ctx), "call: second waiter Unlock")
+	checkJoinFirst(t, e, "fifo-join", fifo, fifo, func(c *locker.Client, name string, n int) { e.awaitQueue(c, name, int64(n)) },
+		"one that queues it")
 }

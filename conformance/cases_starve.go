@@ -344,9 +344,20 @@ func checkStarveOrder(t *testing.T, e *env) {
 }
 
 func checkStarveJoin(t *testing.T, e *env) {
-	const name = "starve-join"
+	starve := &locker.MutexOptions{StarvationThreshold: starveAfter}
+	checkJoinFirst(t, e, "starve-join", nil, starve, func(c *locker.Client, name string, n int) { e.awaitStarving(c, name, n) },
+		"one that keeps it as a starving waiter")
+}
+
+// checkJoinFirst checks that the second blocking Lock of one Client, which
+// starts once the first waits on name behind a holder (holder's options
+// hopts, the waiters' wopts; waiting(c, name, n) returns once n wait), is
+// handed the lock after the first and makes two acquire calls in all, with
+// wake-ups that carry no grant: the one that lists it (listed says how),
+// and the one that learns of its hand-over.
+func checkJoinFirst(t *testing.T, e *env, name string, hopts, wopts *locker.MutexOptions, waiting func(c *locker.Client, name string, n int), listed string) {
 	c := e.client(nil)
-	h, err := e.mutex(c, name, 30*time.Second, nil).TryLock(e.ctx)
+	h, err := e.mutex(c, name, 30*time.Second, hopts).TryLock(e.ctx)
 	require.NoError(t, err, "call: holder TryLock")
 	var (
 		mu       sync.Mutex
@@ -363,11 +374,10 @@ func checkStarveJoin(t *testing.T, e *env) {
 	// Both waiters on one Client: the second learns from the first. Their
 	// wake-ups carry no grant, so each learns of its hand-over by a call.
 	wc := e.clientOn(e.faults().withoutGrants(), &opts)
-	mopts := &locker.MutexOptions{StarvationThreshold: starveAfter}
-	first := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, mopts))
-	e.awaitStarving(c, name, 1)
-	second := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, mopts))
-	e.awaitStarving(c, name, 2)
+	first := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, wopts))
+	waiting(c, name, 1)
+	second := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, wopts))
+	waiting(c, name, 2)
 
 	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock")
 	r1 := recv(t, first, "Lock of the first waiter")
@@ -386,7 +396,7 @@ func checkStarveJoin(t *testing.T, e *env) {
 	mu.Lock()
 	n := attempts[r2.l.Fence()]
 	mu.Unlock()
-	assert.Equal(t, 2, n, "call: acquire calls of the second waiter's Lock (one that keeps it as a starving waiter, one that learns of its hand-over)")
+	assert.Equal(t, 2, n, "call: acquire calls of the second waiter's Lock (%s, one that learns of its hand-over)", listed)
 	require.NoError(t, r2.l.Unlock(e.ctx), "call: second waiter Unlock")
 }
 
