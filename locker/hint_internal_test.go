@@ -101,8 +101,8 @@ func TestSemaphoreBurstSubscribesFirst(t *testing.T) {
 }
 
 // refuseScripter refuses every acquire call as a held lock would ({0,
-// pttl 10 s, server µs}) and records each one's seventh argument (ARGV[7]:
-// ” a first try, '1' a waiter, '2' a starving waiter).
+// pttl 10 s, server µs}) and records each one's seventh argument, ARGV[7]:
+// empty for a first try, "1" for a waiter, "2" for a starving waiter.
 type refuseScripter struct {
 	mu     sync.Mutex
 	waited []string
@@ -160,7 +160,7 @@ func TestLockStarvesAfterLateHint(t *testing.T) {
 		_, err := m.wait(ctx, time.Now(), first)
 		done <- err
 	}()
-	assert.Eventually(t, r.starving, time.Second, time.Millisecond, "a starving acquire call (ARGV[7] = '2') within 1 s; calls: %v", r.waited)
+	assert.Eventually(t, r.starving, time.Second, time.Millisecond, "a starving acquire call (ARGV[7] = \"2\") within 1 s")
 	cancel()
 	<-done
 }
