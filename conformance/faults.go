@@ -82,10 +82,11 @@ type faultScripter struct {
 
 	mu      sync.Mutex
 	arms    []*faultArm
-	calls   map[string]int // calls the core made, per script
-	ran     map[string]int // calls that reached Redis and returned, per script
-	ranOK   map[string]int // of those, the ones Redis answered without error
-	ranOKOn map[string]int // the same by script and first key (name + "\n" + key)
+	calls   map[string]int   // calls the core made, per script
+	ran     map[string]int   // calls that reached Redis and returned, per script
+	ranOK   map[string]int   // of those, the ones Redis answered without error
+	ranOKOn map[string]int   // the same by script and first key (name + "\n" + key)
+	lastErr map[string]error // the last error a call that reached Redis returned, per script
 	// cleanups holds the arguments of the clean-up calls (cleanupScripts)
 	// Redis answered, by first key, in the order answered.
 	cleanups map[string][][]string
@@ -103,7 +104,7 @@ func (e *env) faults() *faultScripter {
 	f := &faultScripter{
 		Scripter: e.s, admin: e.d.admin,
 		calls: map[string]int{}, ran: map[string]int{}, ranOK: map[string]int{}, ranOKOn: map[string]int{},
-		stop: make(chan struct{}),
+		lastErr: map[string]error{}, stop: make(chan struct{}),
 	}
 	e.t.Cleanup(f.close)
 	return f
@@ -308,11 +309,28 @@ func (f *faultScripter) answered(scripts ...string) int {
 }
 
 // awaitAnswered waits until more than since calls of the scripts were
-// answered by Redis (since: an earlier answered(scripts...)).
+// answered by Redis (since: an earlier answered(scripts...)). When none is
+// within 10 s it fails, saying how many calls of them the core made, how
+// many reached Redis, and the last error one of them returned.
 func (f *faultScripter) awaitAnswered(t *testing.T, since int, what string, scripts ...string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return f.answered(scripts...) > since }, 10*time.Second, time.Millisecond,
-		"%s: want a call of %v answered by Redis within 10s, got none", what, scripts)
+	if assert.Eventually(t, func() bool { return f.answered(scripts...) > since }, 10*time.Second, time.Millisecond,
+		"%s: want a call of %v answered by Redis within 10s", what, scripts) {
+		return
+	}
+	// Say, as of the deadline, whether the calls were made, reached Redis,
+	// and how the last one that failed failed.
+	f.mu.Lock()
+	var made, ran int
+	var last []string
+	for _, s := range scripts {
+		made, ran = made+f.calls[s], ran+f.ran[s]
+		if err := f.lastErr[s]; err != nil {
+			last = append(last, s+": "+err.Error())
+		}
+	}
+	f.mu.Unlock()
+	t.Fatalf("%s: none answered; calls of %v made by the core in all: %d, that reached Redis: %d; last errors: %v", what, scripts, made, ran, last)
 }
 
 // answeredOn is answered for the calls whose first key is key.
@@ -402,6 +420,9 @@ func (f *faultScripter) forward(ctx context.Context, c scriptCall) (any, error) 
 	}
 	f.mu.Lock()
 	f.ran[c.name]++
+	if err != nil {
+		f.lastErr[c.name] = err
+	}
 	if err == nil {
 		f.ranOK[c.name]++
 		if len(c.keys) > 0 {

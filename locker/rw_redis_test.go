@@ -400,8 +400,11 @@ func TestRWRedisManyReaders(t *testing.T) {
 	c := e.client(nil)
 	key := c.Key("many") + ":rw"
 	const n = 600
-	rw := newRW(t, c, "many", 400*time.Millisecond, nil)
-	shared := newRW(t, c, "many", 400*time.Millisecond, &locker.RWMutexOptions{Owner: "shared", Reentrant: true})
+	// The holds must outlive their 600 grants, which a loaded machine
+	// under -race takes past 400 ms to make.
+	const ttl = 2 * time.Second
+	rw := newRW(t, c, "many", ttl, nil)
+	shared := newRW(t, c, "many", ttl, &locker.RWMutexOptions{Owner: "shared", Reentrant: true})
 	for range n - 2 {
 		_, err := rw.TryRLock(e.ctx)
 		require.NoError(t, err)
@@ -425,7 +428,7 @@ func TestRWRedisManyReaders(t *testing.T) {
 	writer := newRW(t, c, "many", 10*time.Second, nil)
 	_, err := writer.TryLock(e.ctx)
 	require.ErrorIs(t, err, locker.ErrNotObtained, "readers live")
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(ttl + 100*time.Millisecond)
 	w, err := writer.TryLock(e.ctx)
 	require.NoError(t, err, "every reader has expired")
 	h = e.hash(key)
