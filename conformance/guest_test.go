@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
 	"strings"
 	"sync"
@@ -136,42 +135,61 @@ func startByHand(t *testing.T) *redisserver.Server {
 	require.NoError(t, err, "redis-server is not in PATH: install it (apt-get install redis-server) or run scripts/test.sh, which does")
 	ver, err := redisserver.BinaryVersion()
 	require.NoError(t, err, "call: redisserver.BinaryVersion")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err, "call: find a free port")
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-
-	args := []string{
-		"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", t.TempDir(),
-		"--save", "", "--appendonly", "yes", "--daemonize", "no", "--logfile", "",
-	}
-	if ver.AtLeast(7, 0) {
-		args = append(args, "--enable-debug-command", "no")
-	} else {
-		args = append(args, "--rename-command", "DEBUG", "") // no enable-debug-command before 7.0
-	}
-	var log syncBuffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	require.NoError(t, cmd.Start(), "call: %s %s", bin, strings.Join(args, " "))
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	var last error
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		s, err := redisserver.Open("redis://"+addr, "")
-		if err == nil {
-			require.True(t, s.External(), "redisserver.Open(redis://%s): want an external server", addr)
-			t.Logf("started by hand: %s %s (%s)", bin, strings.Join(args, " "), ver)
-			return s
+	// A free port may be taken by another test's server before this one
+	// binds it: then this server exits, and it is started again on
+	// another port. Only a server that logged it is ready is ours.
+	for attempt := 1; ; attempt++ {
+		port := freePort(t)
+		args := []string{
+			"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", t.TempDir(),
+			"--save", "", "--appendonly", "yes", "--daemonize", "no", "--logfile", "",
 		}
-		last = err
+		if ver.AtLeast(7, 0) {
+			args = append(args, "--enable-debug-command", "no")
+		} else {
+			args = append(args, "--rename-command", "DEBUG", "") // no enable-debug-command before 7.0
+		}
+		log := &syncBuffer{}
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = log, log
+		require.NoError(t, cmd.Start(), "call: %s %s", bin, strings.Join(args, " "))
+		exited := make(chan struct{})
+		go func() {
+			_ = cmd.Wait()
+			close(exited)
+		}()
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-exited
+		})
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		ready, gone := false, false
+		for deadline := time.Now().Add(10 * time.Second); !ready && !gone && time.Now().Before(deadline); {
+			select {
+			case <-exited:
+				gone = true
+			case <-time.After(20 * time.Millisecond):
+				ready = strings.Contains(log.String(), "Ready to accept connections")
+			}
+		}
+		if gone && attempt < 5 && strings.Contains(log.String(), "Address already in use") {
+			t.Logf("redis-server started by hand on %s: the port was taken meanwhile; again on another", addr)
+			continue
+		}
+		require.True(t, ready, "redis-server started by hand on %s is not ready after 10 s (exited: %v); its log:\n%s", addr, gone, log.String())
+		var last error
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			s, err := redisserver.Open("redis://"+addr, "")
+			if err == nil {
+				require.True(t, s.External(), "redisserver.Open(redis://%s): want an external server", addr)
+				t.Logf("started by hand: %s %s (%s)", bin, strings.Join(args, " "), ver)
+				return s
+			}
+			last = err
+		}
+		t.Fatalf("redis-server started by hand on %s does not answer after 10 s: %v\nits log:\n%s", addr, last, log.String())
+		return nil
 	}
-	t.Fatalf("redis-server started by hand on %s does not answer after 10 s: %v\nits log:\n%s", addr, last, log.String())
-	return nil
 }
 
 // syncBuffer is a bytes.Buffer safe for the process's writes and the
