@@ -187,11 +187,12 @@ func fairness(grants []int64) float64 {
 // holdFor keeps the contended lock for d, as a holder's work would: it
 // spins (yielding the processor) rather than sleeps. An idle Go process
 // wakes from a sleep only as its poller's millisecond timeout allows, so a
-// sleeping holder overslept by how idle its library left the process: on
-// 2026-11-27 a 100 µs time.Sleep took about 1.1 ms in up to half of the
-// holds, and a 1 ms one 1,227 µs at the median under scriptlock (whose
-// waiters sleep until woken) against 1,092 µs under bsm/redislock (whose
-// waiters poll), so the rows measured the timer as much as the locks.
+// sleeping holder oversleeps by how idle its library leaves the process:
+// on the 2-core benchmark machine a 100 µs time.Sleep took about 1.1 ms in
+// up to half of the holds, and a 1 ms one 1,227 µs at the median under
+// scriptlock (whose waiters sleep until woken) against 1,092 µs under
+// bsm/redislock (whose waiters poll): rows with sleeping holders measure
+// the timer as much as the locks.
 // Only one goroutine holds the lock at a time, so the spin takes one core
 // at most; a smoke run (a test, not a benchmark) sleeps instead, lest it
 // take that core from the tests that run beside it.

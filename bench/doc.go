@@ -48,9 +48,9 @@
 //     ([ShortHold]), where barging pays most and starvation hurts least.
 //     Holds spin rather than sleep (an idle Go process oversleeps a short
 //     time.Sleep by up to a millisecond, and by how idle the library
-//     leaves it; see holdFor), so runs before 2026-11-27 measured the
-//     100 µs rows at about a fifth of their rate, and every contended row
-//     with holds longer than asked.
+//     leaves it; see holdFor): sleeping holds would measure the 100 µs
+//     rows at about a fifth of their rate, and every contended row with
+//     holds longer than asked.
 //     BenchmarkLockStarve runs both contended rows of scriptlock per
 //     starvation threshold ([StarveTargets]), the figures that chose the
 //     default.
@@ -131,4 +131,16 @@
 // (op=refresh excepted). Scenarios check exclusion as they go (two holders
 // of one key at once, or a reader beside a writer, fail the run); timings
 // are never asserted.
+//
+// # Budgets
+//
+// Every run of a leaf has a budget ([DefaultRowBudget], BENCH_ROW_BUDGET),
+// and every acquisition a scenario makes carries a context that ends with
+// it. A run still going at its budget fails as "did not finish", with the
+// places its goroutines were waiting in (from a goroutine profile taken at
+// that moment), and the binary goes on with the next leaf; a library that
+// ignores its context is abandoned after a grace period. [Paired] and
+// [ScriptCost] run their calls under the same budget. A [Rewaiter] Locker
+// (bench/peers' rueidislock rows) bounds each of its library's waits and
+// reports how often it had to wait again (rewaits).
 package bench

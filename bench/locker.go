@@ -87,3 +87,14 @@ type RefreshedLease interface {
 	// contact Redis.
 	Err() error
 }
+
+// Rewaiter is implemented by a Locker whose Lock bounds each wait of its
+// library and, when the bound passes without a grant, stops that wait and
+// calls the library again: a guard for a library that can miss the
+// wake-up it waits for (see bench/peers' rueidislock rows). Each benchmark
+// leaf of such a Locker reports rewaits, the waits it re-entered during
+// the run.
+type Rewaiter interface {
+	// Rewaits returns the number of waits re-entered so far.
+	Rewaits() int64
+}

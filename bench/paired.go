@@ -23,14 +23,17 @@ const PairedChunk = 100
 //
 //   - <lib>-us/cycle: the target's time per cycle;
 //   - x<lib> for every other target: the subject's throughput divided by
-//     that target's (its turn's time over the subject's); the issue's
+//     that target's (its turn's time over the subject's); the performance
 //     targets read "xraw >= 0.9" and "xredislock >= 1.0";
 //   - x<lib>-q1 and x<lib>-q3: the quartiles of that ratio.
 //
 // ns/op is the time of a whole round, all targets' turns. Each target is
 // built once with its New, on fresh clients.
 func Paired(b *testing.B, addr string, targets []Target) {
-	ctx := context.Background()
+	// Every call runs under the row budget (see DefaultRowBudget); explain
+	// says why a call failed once it passed.
+	ctx, explain, cancel := budgetContext(context.Background(), 0)
+	defer cancel()
 	type turn struct {
 		lib  string
 		l    Locker
@@ -43,7 +46,7 @@ func Paired(b *testing.B, addr string, targets []Target) {
 		ts[i] = &turn{lib: t.Lib, l: l, key: keyPrefix(t) + "paired"}
 		for range 20 { // connections open, scripts loaded
 			if err := lockUnlockOnce(ctx, l, ts[i].key); err != nil {
-				b.Fatalf("%s: %v", t.Name(), err)
+				b.Fatalf("%s: %v", t.Name(), explain(err))
 			}
 		}
 	}
@@ -55,7 +58,7 @@ func Paired(b *testing.B, addr string, targets []Target) {
 			start := time.Now()
 			for range PairedChunk {
 				if err := lockUnlockOnce(ctx, t.l, t.key); err != nil {
-					b.Fatalf("lib=%s: %v", t.lib, err)
+					b.Fatalf("lib=%s: %v", t.lib, explain(err))
 				}
 			}
 			t.took = append(t.took, float64(time.Since(start).Nanoseconds())/PairedChunk)

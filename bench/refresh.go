@@ -36,6 +36,10 @@ const (
 	refreshSmokeRounds = 4
 )
 
+// refreshSetUp is added to the row budget of op=refresh, on top of its
+// window: acquiring and releasing its leases.
+const refreshSetUp = 30 * time.Second
+
 // refreshWorkers acquire and release the leases of op=refresh.
 const refreshWorkers = 64
 
@@ -70,6 +74,7 @@ func Refresh(leases int) Scenario {
 	return Scenario{
 		Name:   fmt.Sprintf("op=refresh/leases=%d", leases),
 		smokeN: refreshSmokeRounds,
+		extra:  func(n int) time.Duration { return refreshSetUp + time.Duration(n)*RefreshInterval },
 		run: func(ctx context.Context, r *run) error {
 			return refresh(ctx, r, leases, RefreshTTL)
 		},
@@ -85,6 +90,9 @@ func RefreshScale(leases int, ttl time.Duration) Scenario {
 	return Scenario{
 		Name:   fmt.Sprintf("op=refresh/leases=%d/ttl=%v", leases, ttl),
 		smokeN: refreshSmokeRounds,
+		extra: func(n int) time.Duration {
+			return refreshSetUp + time.Duration(n)*time.Duration(math.Round(float64(ttl)*locker.RefreshFraction))
+		},
 		run: func(ctx context.Context, r *run) error {
 			return refresh(ctx, r, leases, ttl)
 		},

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -20,6 +21,17 @@ type Scenario struct {
 	smokeN int
 	// run does n iterations on r; it controls r's timer itself.
 	run func(ctx context.Context, r *run) error
+	// extra, when set, is the time a run of n iterations takes by
+	// construction (op=refresh's window), added to the row budget.
+	extra func(n int) time.Duration
+}
+
+// extraTime returns the time a run of n iterations takes by construction.
+func (s Scenario) extraTime(n int) time.Duration {
+	if s.extra == nil {
+		return 0
+	}
+	return s.extra(n)
 }
 
 // Standard returns the scenarios every Redis lock library runs, in order:
@@ -60,6 +72,11 @@ type run struct {
 	// whether both were read.
 	cpu   [2]time.Duration
 	cpuOK [2]bool
+
+	// mu guards abandoned, which detaches a run stopped at its budget
+	// from its benchmark (see abandon).
+	mu        sync.Mutex
+	abandoned bool
 }
 
 // key returns the i-th key of scenario op under the target's prefix.
@@ -70,7 +87,21 @@ func (r *run) key(op string, i int) string {
 // smoke reports whether this is a smoke run rather than a benchmark.
 func (r *run) smoke() bool { return r.b == nil }
 
+// abandon detaches r from its benchmark: a run stopped at its budget may
+// still be running on goroutines that ignored their context, and must not
+// touch the benchmark once its leaf has ended.
+func (r *run) abandon() {
+	r.mu.Lock()
+	r.abandoned = true
+	r.mu.Unlock()
+}
+
 func (r *run) resetTimer() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.abandoned {
+		return
+	}
 	if r.stats != nil {
 		r.cost[0], r.costOK[0] = r.stats.read()
 	}
@@ -81,6 +112,11 @@ func (r *run) resetTimer() {
 }
 
 func (r *run) stopTimer() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.abandoned {
+		return
+	}
 	if r.b != nil {
 		r.cpu[1], r.cpuOK[1] = processCPU()
 		r.b.StopTimer()
@@ -92,6 +128,11 @@ func (r *run) stopTimer() {
 
 // report records a custom figure, and reports it to the benchmark.
 func (r *run) report(v float64, unit string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.abandoned {
+		return
+	}
 	if r.metrics == nil {
 		r.metrics = map[string]float64{}
 	}

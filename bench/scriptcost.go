@@ -43,7 +43,14 @@ import (
 // driver; the client's (ns/op, allocs) are the driver's, INFO reads (on a
 // go-redis connection of their own) included.
 func ScriptCost(b *testing.B, addr string) {
-	ctx := context.Background()
+	// Every call runs under the row budget, one per driver (see
+	// DefaultRowBudget); explain says why a call failed once it passed.
+	budget, err := rowBudget()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, explain, cancel := budgetContext(context.Background(), budget*time.Duration(len(Drivers)-1))
+	b.Cleanup(cancel)
 	stats := goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: 1})
 	b.Cleanup(func() { _ = stats.Close() })
 	prefix := "bench:cost:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
@@ -79,32 +86,32 @@ func ScriptCost(b *testing.B, addr string) {
 				err = u.Unlock(ctx)
 			}
 			if err != nil {
-				b.Fatalf("driver=%s: scriptlock Lock and Unlock: %v", d, err)
+				b.Fatalf("driver=%s: scriptlock Lock and Unlock: %v", d, explain(err))
 			}
 			if err := lockUnlockOnce(ctx, raw, name()); err != nil {
-				b.Fatalf("driver=%s: raw Lock and Unlock: %v", d, err)
+				b.Fatalf("driver=%s: raw Lock and Unlock: %v", d, explain(err))
 			}
 			u, err = sem(b)
 			if err == nil {
 				err = u.Unlock(ctx)
 			}
 			if err != nil {
-				b.Fatalf("driver=%s: scriptlock Semaphore Acquire and Unlock: %v", d, err)
+				b.Fatalf("driver=%s: scriptlock Semaphore Acquire and Unlock: %v", d, explain(err))
 			}
 			if u, err = floor.lock(ctx, name()); err == nil {
 				err = u.Unlock(ctx)
 			}
 			if err != nil {
-				b.Fatalf("driver=%s: the empty scripts: %v", d, err)
+				b.Fatalf("driver=%s: the empty scripts: %v", d, explain(err))
 			}
 		}
-		b.Run("lib=scriptlock/driver="+d, func(b *testing.B) { costCycles(b, stats, "evalsha", sl) })
+		b.Run("lib=scriptlock/driver="+d, func(b *testing.B) { costCycles(ctx, b, stats, "evalsha", sl, explain) })
 		b.Run("lib=raw/driver="+d, func(b *testing.B) {
-			costCycles(b, stats, "set", func(*testing.B) (Unlocker, error) { return raw.Lock(ctx, name()) })
+			costCycles(ctx, b, stats, "set", func(*testing.B) (Unlocker, error) { return raw.Lock(ctx, name()) }, explain)
 		})
-		b.Run("lib=scriptlock-semaphore/driver="+d, func(b *testing.B) { costCycles(b, stats, "evalsha", sem) })
+		b.Run("lib=scriptlock-semaphore/driver="+d, func(b *testing.B) { costCycles(ctx, b, stats, "evalsha", sem, explain) })
 		b.Run("lib=empty-scripts/driver="+d, func(b *testing.B) {
-			costCycles(b, stats, "evalsha", func(*testing.B) (Unlocker, error) { return floor.lock(ctx, name()) })
+			costCycles(ctx, b, stats, "evalsha", func(*testing.B) (Unlocker, error) { return floor.lock(ctx, name()) }, explain)
 		})
 	}
 }
@@ -157,8 +164,8 @@ const costWarmUp = 20
 
 // costCycles runs b.N cycles of lock (whose top-level command is top) and
 // Unlock, in chunks, and reports the server's figures (see ScriptCost).
-func costCycles(b *testing.B, stats *goredis.Client, top string, lock func(*testing.B) (Unlocker, error)) {
-	ctx := context.Background()
+// ctx bounds the calls; explain says why one failed.
+func costCycles(ctx context.Context, b *testing.B, stats *goredis.Client, top string, lock func(*testing.B) (Unlocker, error), explain func(error) error) {
 	b.ReportAllocs()
 	var lockUS, lockCalls, lockInner, unlockUS, unlockCalls, unlockInner float64
 	us := make([]Unlocker, 0, costChunk)
@@ -169,14 +176,14 @@ func costCycles(b *testing.B, stats *goredis.Client, top string, lock func(*test
 		for range n {
 			u, err := lock(b)
 			if err != nil {
-				b.Fatalf("lock: %v", err)
+				b.Fatalf("lock: %v", explain(err))
 			}
 			us = append(us, u)
 		}
 		mid := commandStats(b, stats)
 		for _, u := range us {
 			if err := u.Unlock(ctx); err != nil {
-				b.Fatalf("unlock: %v", err)
+				b.Fatalf("unlock: %v", explain(err))
 			}
 		}
 		after := commandStats(b, stats)

@@ -85,6 +85,10 @@ func BenchmarkOverNetwork(b *testing.B, addr string, oneWay time.Duration, targe
 // cost with stats over each scenario's timed part; before, if set, runs
 // before each leaf, and what it returns after it.
 func benchmark(b *testing.B, addr string, stats *serverStats, targets []Target, before func(*testing.B) func()) {
+	budget, err := rowBudget()
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, t := range targets {
 		b.Run(t.Name(), func(b *testing.B) {
 			l, other := t.New(b, addr)
@@ -96,8 +100,19 @@ func benchmark(b *testing.B, addr string, stats *serverStats, targets []Target, 
 						defer before(b)()
 					}
 					r := &run{b: b, n: b.N, l: l, other: other, addr: addr, prefix: prefix, stats: stats}
-					if err := s.run(context.Background(), r); err != nil {
+					rw, _ := l.(Rewaiter)
+					var rewaits0 int64
+					if rw != nil {
+						rewaits0 = rw.Rewaits()
+					}
+					if err := runBounded(context.Background(), budget+s.extraTime(b.N), func(ctx context.Context) error {
+						return s.run(ctx, r)
+					}); err != nil {
+						r.abandon()
 						b.Fatalf("%s/%s: %v", t.Name(), s.Name, err)
+					}
+					if rw != nil {
+						b.ReportMetric(float64(rw.Rewaits()-rewaits0), "rewaits")
 					}
 					if r.costOK[0] && r.costOK[1] {
 						stats.report(b, r.cost[0], r.cost[1])
@@ -118,7 +133,8 @@ const SmokeTimeout = 60 * time.Second
 // with a tiny iteration count (two to eight per client; op=refresh: 50
 // leases for 4 rounds, 1.3 s), as subtests of t named like the benchmarks.
 // It checks that each scenario runs to the end without error within
-// SmokeTimeout (so exclusion held, no lease was lost) and logs its custom
+// SmokeTimeout (a scenario that does not fails as "did not finish",
+// naming what it was waiting in) (so exclusion held, no lease was lost) and logs its custom
 // figures; it asserts no timing.
 func Smoke(t *testing.T, addr string, targets []Target) {
 	for _, tg := range targets {
@@ -127,10 +143,11 @@ func Smoke(t *testing.T, addr string, targets []Target) {
 			prefix := keyPrefix(tg)
 			for _, s := range tg.Scenarios {
 				t.Run(s.Name, func(t *testing.T) {
-					ctx, cancel := context.WithTimeout(t.Context(), SmokeTimeout)
-					defer cancel()
 					r := &run{n: s.smokeN, l: l, other: other, addr: addr, prefix: prefix}
-					if err := s.run(ctx, r); err != nil {
+					if err := runBounded(t.Context(), SmokeTimeout, func(ctx context.Context) error {
+						return s.run(ctx, r)
+					}); err != nil {
+						r.abandon()
 						t.Fatalf("%s/%s with n=%d: %v", tg.Name(), s.Name, r.n, err)
 					}
 					if len(r.metrics) > 0 {

@@ -8,9 +8,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/scriptlock/scriptlock/conformance"
 	"github.com/scriptlock/scriptlock/conformance/internal/testdrivers"
 	"github.com/scriptlock/scriptlock/internal/leak"
+	"github.com/scriptlock/scriptlock/internal/redislog"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
 
@@ -149,7 +152,10 @@ func TestMain(m *testing.M) {
 	if !given {
 		_ = flag.Set("test.parallel", "64")
 	}
-	leak.VerifyTestMain(verdictM{m},
+	// go-redis's log messages are counted, not shown: one line at the end.
+	logs := new(redislog.Counter)
+	redis.SetLogger(logs)
+	leak.VerifyTestMain(logs.After(verdictM{m}),
 		// rueidis v1.0.79's cluster client leaves a 5 s sleep behind after
 		// a slot refresh, even after Close (upstream; it ends by itself).
 		leak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),

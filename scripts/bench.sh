@@ -26,11 +26,17 @@
 #                           without a driver level (syncmutex) have one level
 #                           fewer; the read-write and auto-refresh scenarios
 #                           alone: 'Lock/./(driver|op=(rw|refresh))/(op=(rw|refresh)|clients=16)'
+#   BENCH_ROW_BUDGET=D      the time one run of a row may take (default
+#                           30s; op=refresh rows get their window on top): a
+#                           row still running at its budget is stopped,
+#                           listed as "did not finish" with what it was
+#                           waiting in, and the run goes on
 #   BENCH_OUT=DIR           results folder (default bench/results/<UTC time>,
-#                           not checked in)
+#                           ignored by git)
+#   BENCH_PUBLISH=1         also publish the results beside RESULTS.md (see
+#                           below); by default they stay in BENCH_OUT only
 #   BENCH_NAME=NAME         name of the published copy (default the mode:
-#                           short or full), see below
-#   BENCH_PUBLISH=0         do not publish: leave the results in BENCH_OUT only
+#                           short or full)
 #   SCRIPTLOCK_REDIS_ADDR   host:port of an existing standalone Redis to use
 #                           instead of starting one; the benchmarks write
 #                           only keys under bench:*, scriptlock:*,
@@ -60,21 +66,35 @@
 # is the fewest for which benchstat prints 95% intervals. Tables use
 # -table '' so rows of both binaries (whose pkg lines differ) land in one
 # table; each table is preceded by the benchstat command that prints it
-# from the raw files. Table (j) is issue 20's targets, each with
-# this run's medians and "met" or "missed" (bench/peers/cmd/benchtargets,
-# from main.txt, peers.txt, paired.txt and cost.txt; "no data" for a
-# target whose rows are missing), preceded by the command that reprints it.
+# from the raw files. benchstat prints each median with its 95% confidence
+# interval (± %) and marks a difference it cannot tell from the noise with
+# "~". Table (j) is the performance targets, each with the run's medians,
+# their quartiles over the passes, and "met" or "missed"
+# (bench/peers/cmd/benchtargets, from main.txt, peers.txt, paired.txt and
+# cost.txt; a ratio of two figures whose quartile ranges overlap is marked
+# "~", inside the noise; "no data" for a target whose rows are missing),
+# preceded by the command that reprints it. The chart draws each figure's
+# median with a whisker from its first to its third quartile over the
+# passes.
 #
-# Publishing: at the end the tables are copied to
-# bench/results-<UTC date>-<BENCH_NAME>.txt and the raw files (main.txt,
+# The run always ends with the tables and the chart, drawn from the rows
+# that finished. Every row runs under its budget (BENCH_ROW_BUDGET); a row
+# that failed or did not finish, and a pass whose binary died (a crash, a
+# signal, the out-of-memory killer), are listed under the tables with the
+# reason, and the passes go on. While a pass runs, a row that has been
+# running for over a minute is named on the progress lines.
+#
+# Publishing (BENCH_PUBLISH=1): at the end the tables are copied to
+# bench/results-<UTC date>-<BENCH_NAME>.txt, the raw files (main.txt,
 # peers.txt, paired.txt, cost.txt, rtt.txt, cluster.txt, ack.txt,
 # quorum.txt, hold.txt, env.txt, failures.txt) to
 # bench/results-<UTC date>-<BENCH_NAME>-raw/ (a -HHMM suffix when those
-# exist already), ready to commit beside RESULTS.md: the commands above
-# each table reproduce it from that folder.
-set -euo pipefail
+# exist already) and the chart to bench/chart.png and bench/chart.svg,
+# ready to commit with RESULTS.md: the commands above each table reproduce
+# it from that folder.
+set -Eeuo pipefail
 
-usage() { sed -n '2,/^set -euo pipefail$/p' "$0" | sed '$d; s/^# \{0,1\}//; s/^#$//'; }
+usage() { sed -n '2,/^set -Eeuo pipefail$/p' "$0" | sed '$d; s/^# \{0,1\}//; s/^#$//'; }
 for arg in "$@"; do
 	case $arg in
 	-h | -help | --help | help)
@@ -128,7 +148,10 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'echo "bench.sh: interrupted; the results so far are in $out" >&2; exit 130' INT TERM
+# Never stop without saying why: a command that fails outside the guarded
+# places names itself.
+trap 'echo "bench.sh: stopped at line $LINENO: \"$BASH_COMMAND\" failed (exit $?); the results so far are in $out" >&2' ERR
 
 # free_port prints a loopback TCP port nobody listens on right now.
 free_port() {
@@ -215,26 +238,110 @@ go test -c -o "$tmp/main.test" ./bench
 # BENCH_FILTER such as 'LockAck|LockQuorum' in the main run).
 keep_rows() {
 	local src=$1 dst=$2 b
-	grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$src" | grep -v -E '^Benchmark(LockAck|LockQuorum)/' >>"$dst" || true
+	result_lines "$src" | grep -v -E '^Benchmark(LockAck|LockQuorum)/' >>"$dst" || true
 	for b in LockAck:ack LockQuorum:quorum; do
-		if grep -q -E "^Benchmark${b%%:*}/" "$src"; then
-			grep -E "^(Benchmark${b%%:*}/|goos|goarch|pkg|cpu)" "$src" >>"$out/${b#*:}.txt"
+		if grep -q -E "^Benchmark${b%%:*}/.*ns/op" "$src"; then
+			result_lines "$src" | grep -E "^(Benchmark${b%%:*}/|goos|goarch|pkg|cpu)" >>"$out/${b#*:}.txt" || true
 		fi
 	done
 }
 
-# run_pass runs one binary once, appending its output to a results file. A
-# failing row (a benchmark leaf that failed: a lease lost, a timeout, an
-# error) never aborts the run: the rows that finished are kept, and each
-# failure is recorded with its reason in failures.txt, which the tables end
-# with.
+# running_row prints the row a benchmark binary's output file $1 shows as
+# running: its last line, when that names a row without its figures yet
+# (-test.v prints each row's name as it starts).
+running_row() {
+	local last
+	last=$(tail -n 1 "$1" 2>/dev/null || true)
+	if [[ "$last" == Benchmark* && "$last" != *ns/op* ]]; then
+		echo "${last%%[[:space:]]*}"
+	fi
+}
+
+# failed_rows prints, from the benchmark output file $1 (written with
+# -test.v), each row that failed or did not finish: its "--- FAIL" line and
+# the messages before it (a parent, whose row failed, is left out).
+failed_rows() {
+	awk '
+		/^--- FAIL: / {
+			if (msg != "") { print; printf "%s", msg }
+			msg = ""
+			next
+		}
+		/^[ \t]/ { msg = msg $0 "\n"; next }
+		{ msg = "" }
+	' "$1"
+}
+
+# run_bin runs one invocation of the binary $bin in $dir with the
+# arguments after $1 and $2, its output to the file $1 ($2 describes it
+# in messages). While it runs, a row running for over a minute is named
+# on a progress line. When it exits non-zero, the reason goes to
+# failures.txt: the rows that failed or did not finish (their "--- FAIL"
+# lines and messages), or how the binary died (a signal, a panic, a
+# timeout, or an exit with no failing row) and the row it was running.
+# It never fails itself: the rows that finished are kept.
+run_bin() {
+	local file=$1 what=$2
+	shift 2
+	local rc=0 row="" row_since=$SECONDS noted=0 cur
+	(cd "$dir" && exec "$bin" -test.v "$@") >"$file" 2>&1 &
+	local pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		cur=$(running_row "$file")
+		if [[ "$cur" != "$row" ]]; then
+			row=$cur row_since=$SECONDS noted=0
+		elif [[ -n "$row" && $((SECONDS - row_since)) -ge $((60 * (noted + 1))) ]]; then
+			noted=$((noted + 1))
+			echo "   still running $row: $((SECONDS - row_since))s so far (each run of a row stops at its budget, BENCH_ROW_BUDGET=${BENCH_ROW_BUDGET:-30s})"
+		fi
+	done
+	wait "$pid" || rc=$?
+	if [[ $rc -eq 0 ]]; then
+		return 0
+	fi
+	local why fails
+	fails=$(failed_rows "$file")
+	cur=$(running_row "$file")
+	if [[ $rc -gt 128 ]]; then
+		local sig
+		sig=$(kill -l $((rc - 128)) 2>/dev/null || echo "$((rc - 128))")
+		why="the binary was killed by signal $sig"
+		if [[ "$sig" == KILL ]]; then why+=" (kill -9, or the out-of-memory killer: see dmesg)"; fi
+	elif grep -q -E '^panic|^fatal error' "$file"; then
+		why="the binary crashed: $(grep -m1 -E '^panic|^fatal error' "$file")"
+	elif grep -q 'test timed out' "$file"; then
+		why="the binary hit its -test.timeout"
+	elif [[ -z "$fails" ]]; then
+		why="the binary exited with status $rc without a failing row; its last lines: $(tail -n 3 "$file" | tr '\n' ' ')"
+	else
+		why=""
+	fi
+	if [[ -n "$why" && -n "$cur" ]]; then
+		why+=", while running $cur; the rows after it are missing from this pass"
+	fi
+	{
+		echo "pass $i, $label, $what (exit $rc):"
+		if [[ -n "$why" ]]; then echo "    $why"; fi
+		if [[ -n "$fails" ]]; then echo "$fails" | sed 's/^/    /' | head -60; fi
+	} >>"$out/failures.txt"
+	if [[ -n "$why" ]]; then
+		echo "   pass $i, $label, $what: $why" >&2
+	else
+		echo "   pass $i, $label, $what: $(grep -c -e '^--- FAIL' <<<"$fails" || true) rows failed or did not finish (see the list under the tables)" >&2
+	fi
+	return 0
+}
+
+# run_pass runs one binary ($1, in the folder $2) once, appending the
+# result lines of its main rows to the results file $3 ($4 names it). A
+# failing row, a row that did not finish, even the binary's death never
+# abort the run: the rows that finished are kept, and each failure is
+# recorded with its reason in failures.txt, which the tables end with.
 run_pass() {
 	local bin=$1 dir=$2 file=$3 label=$4
-	local rc=0
-	: >"$tmp/rtt.txt"
-	: >"$tmp/cluster.txt"
-	: >"$tmp/safety.txt"
-	: >"$tmp/extra.txt"
+	: >"$tmp/pass.txt"
+	: >"$tmp/pass2.txt"
 	if [[ "$filter" == "." ]]; then
 		# Contended rows run a fixed number of grants, so that their p99 is
 		# a p99 (not the largest of the ~100 waits a short benchtime gives);
@@ -243,82 +350,94 @@ run_pass() {
 		# permits: 12 first tries refused, 0.035 per grant over 343 grants).
 		# The rows over the simulated network (BenchmarkLockRTT, main module
 		# only) go to their own file.
-		(cd "$dir" && "$bin" -test.run '^$' -test.bench 'BenchmarkLock$' -test.skip "$contended" \
-			-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/pass.txt" 2>&1) || rc=$?
-		(cd "$dir" && "$bin" -test.run '^$' -test.bench "$contended" \
-			-test.benchtime "${contended_n}x" -test.timeout 60m >>"$tmp/pass.txt" 2>&1) || rc=$?
+		run_bin "$tmp/pass.txt" "uncontended rows" -test.run '^$' -test.bench 'BenchmarkLock$' -test.skip "$contended" \
+			-test.benchtime "$benchtime" -test.timeout 60m
+		keep_rows "$tmp/pass.txt" "$file"
+		run_bin "$tmp/pass2.txt" "contended rows" -test.run '^$' -test.bench "$contended" \
+			-test.benchtime "${contended_n}x" -test.timeout 60m
+		keep_rows "$tmp/pass2.txt" "$file"
 		if [[ "$label" == "main module" ]]; then
-			(cd "$dir" && "$bin" -test.run '^$' -test.bench 'LockRTT' \
-				-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/rtt.txt" 2>&1) || rc=$?
-			grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/rtt.txt" >>"$out/rtt.txt" || true
+			run_bin "$tmp/extra.txt" "rows over a simulated network" -test.run '^$' -test.bench 'LockRTT' \
+				-test.benchtime "$benchtime" -test.timeout 60m
+			result_lines "$tmp/extra.txt" >>"$out/rtt.txt"
 			# a 3-master Cluster the binary starts (SCRIPTLOCK_CLUSTER_ADDRS: an existing one)
-			(cd "$dir" && "$bin" -test.run '^$' -test.bench 'LockCluster' \
-				-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/cluster.txt" 2>&1) || rc=$?
-			grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/cluster.txt" >>"$out/cluster.txt" || true
+			run_bin "$tmp/extra.txt" "Cluster rows" -test.run '^$' -test.bench 'LockCluster' \
+				-test.benchtime "$benchtime" -test.timeout 60m
+			result_lines "$tmp/extra.txt" >>"$out/cluster.txt"
 			# Options.Ack on a 3-master Cluster with replicas, and Quorum
 			# over three standalone servers, each beside its baseline
-			(cd "$dir" && "$bin" -test.run '^$' -test.bench 'LockAck|LockQuorum' \
-				-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/safety.txt" 2>&1) || rc=$?
-			keep_rows "$tmp/safety.txt" /dev/null
+			run_bin "$tmp/extra.txt" "acknowledged and quorum rows" -test.run '^$' -test.bench 'LockAck|LockQuorum' \
+				-test.benchtime "$benchtime" -test.timeout 60m
+			keep_rows "$tmp/extra.txt" /dev/null
 			# the server's time per command of an uncontended cycle: the
 			# server must be idle, as it is between rows
-			(cd "$dir" && "$bin" -test.run '^$' -test.bench '^BenchmarkScriptCost$' \
-				-test.benchtime "${cost_n}x" -test.timeout 10m >"$tmp/extra.txt" 2>&1) || rc=$?
-			grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/extra.txt" >>"$out/cost.txt" || true
+			run_bin "$tmp/extra.txt" "BenchmarkScriptCost" -test.run '^$' -test.bench '^BenchmarkScriptCost$' \
+				-test.benchtime "${cost_n}x" -test.timeout 10m
+			result_lines "$tmp/extra.txt" >>"$out/cost.txt"
 		else
 			# scriptlock's uncontended cycle interleaved with raw's and the peer's
-			(cd "$dir" && "$bin" -test.run '^$' -test.bench '^BenchmarkPaired$' \
-				-test.benchtime "${paired_n}x" -test.timeout 10m >"$tmp/extra.txt" 2>&1) || rc=$?
-			grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/extra.txt" >>"$out/paired.txt" || true
+			run_bin "$tmp/extra.txt" "BenchmarkPaired" -test.run '^$' -test.bench '^BenchmarkPaired$' \
+				-test.benchtime "${paired_n}x" -test.timeout 10m
+			result_lines "$tmp/extra.txt" >>"$out/paired.txt"
 		fi
 	else
-		(cd "$dir" && "$bin" -test.run '^$' -test.bench "$filter" \
-			-test.benchtime "$benchtime" -test.timeout 60m >"$tmp/pass.txt" 2>&1) || rc=$?
-	fi
-	keep_rows "$tmp/pass.txt" "$file"
-	if [[ $rc -ne 0 ]]; then
-		{
-			echo "pass $i, $label (exit $rc):"
-			grep -h -E -A3 -e '--- FAIL' -e '^panic' -e 'test timed out' "$tmp/pass.txt" "$tmp/rtt.txt" "$tmp/cluster.txt" "$tmp/safety.txt" "$tmp/extra.txt" | sed 's/^/    /' | head -40
-		} >>"$out/failures.txt"
-		echo "   (pass $i, $label: some rows failed; see failures.txt)" >&2
+		run_bin "$tmp/pass.txt" "rows matching $filter" -test.run '^$' -test.bench "$filter" \
+			-test.benchtime "$benchtime" -test.timeout 60m
+		keep_rows "$tmp/pass.txt" "$file"
 	fi
 }
 
-# progress prints the pass, the time spent and an estimate of what is left.
+# result_lines prints the result lines of the benchmark output file $1
+# (not the names -test.v prints as each row starts, nor failures).
+result_lines() {
+	grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$1" | grep -E -v -e '^Benchmark[^[:space:]]*[[:space:]]*$' -e '--- FAIL' || true
+}
+
+# fmt_time prints a number of seconds as minutes and seconds.
+fmt_time() {
+	if [[ $1 -ge 60 ]]; then echo "$(($1 / 60)) min $(($1 % 60)) s"; else echo "$1 s"; fi
+}
+
+# progress prints the step about to run, the time spent and an estimate
+# of what is left: the steps still to run, each as long as the same
+# binary's steps took on average so far (overruns included), and the long
+# auto-refresh row.
 progress() {
-	local done=$1 what=$2 spent=$((SECONDS - bench_start))
-	local left="?"
-	if [[ $done -gt 0 ]]; then
-		left=$(((spent * (2 * passes - done) / done + 30) / 60))
+	local what=$1 spent=$((SECONDS - bench_start))
+	local left="the first pass of each binary sets the estimate"
+	if [[ $n_main -gt 0 && $n_peers -gt 0 ]]; then
+		local main_left=$((passes - i + 1)) peers_left=$((passes - i + 1))
+		if [[ "$what" == peers ]]; then main_left=$((main_left - 1)); fi
+		local est=$((main_left * t_main / n_main + peers_left * t_peers / n_peers))
+		if [[ "$filter" == "." ]]; then est=$((est + hold_estimate)); fi
+		left="about $(fmt_time "$est") left at the pace so far"
 	fi
-	echo "== pass $i/$passes (benchtime $benchtime): $what; ${spent}s so far, about ${left} min left"
+	echo "== pass $i/$passes (benchtime $benchtime): $what; $(fmt_time "$spent") so far, $left"
 }
 
 : >"$out/failures.txt"
 bench_start=$SECONDS
-steps=0
+t_main=0 n_main=0 t_peers=0 n_peers=0
+hold_estimate=100 # the long auto-refresh row: a minute, plus its 50,000 leases
 for i in $(seq "$passes"); do
-	progress $steps "main module"
+	progress "main module"
+	step=$SECONDS
 	run_pass "$tmp/main.test" "$root/bench" "$out/main.txt" "main module"
-	steps=$((steps + 1))
-	progress $steps "peers"
+	t_main=$((t_main + SECONDS - step)) n_main=$((n_main + 1))
+	progress "peers"
+	step=$SECONDS
 	run_pass "$tmp/peers.test" "$root/bench/peers" "$out/peers.txt" "peers"
-	steps=$((steps + 1))
+	t_peers=$((t_peers + SECONDS - step)) n_peers=$((n_peers + 1))
 done
 
 # The long auto-refresh row (BenchmarkLockHold: 50,000 leases of 2 s for 90
 # rounds, a minute) runs once, after the passes.
 if [[ "$filter" == "." ]]; then
-	echo "== the long auto-refresh row: 50,000 leases held for a minute; $((SECONDS - bench_start))s so far"
-	(cd "$root/bench" && "$tmp/main.test" -test.run '^$' -test.bench 'LockHold' \
-		-test.benchtime 90x -test.timeout 30m >"$tmp/hold.txt" 2>&1) || {
-		{
-			echo "the long auto-refresh row (exit $?):"
-			grep -h -E -A3 -e '--- FAIL' -e '^panic' -e 'test timed out' "$tmp/hold.txt" | sed 's/^/    /' | head -40
-		} >>"$out/failures.txt"
-	}
-	grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$tmp/hold.txt" >"$out/hold.txt" || true
+	echo "== the long auto-refresh row: 50,000 leases held for a minute; $(fmt_time $((SECONDS - bench_start))) so far"
+	i=1 label="the long auto-refresh row" bin=$tmp/main.test dir=$root/bench
+	run_bin "$tmp/hold.txt" "BenchmarkLockHold" -test.run '^$' -test.bench 'LockHold' \
+		-test.benchtime 90x -test.timeout 30m
+	result_lines "$tmp/hold.txt" >"$out/hold.txt"
 fi
 
 # bs prints a table with benchstat, after the command that prints it from
@@ -332,9 +451,11 @@ bs() {
 	done
 	echo "\$ benchstat -table '' ${shown[*]}"
 	echo
-	"$tmp/benchstat" -table '' "$@"
+	"$tmp/benchstat" -table '' "$@" || echo "(benchstat failed: exit $?)"
 }
 {
+	echo "# scriptlock benchmarks: scripts/bench.sh, $(sed -n 's/^date: //p' "$out/env.txt"), $mode mode ($passes passes x $benchtime), on $(nproc 2>/dev/null || echo ?) cores ($(sed -n 's/^Model name: *//p' "$out/env.txt" | head -1)), redis-server $(redis_version); $(go version | cut -d' ' -f3)"
+	echo
 	echo "### (a) drivers side by side: scriptlock and raw, one column per driver (op=refresh: see (e))"
 	echo
 	bs -filter '/lib:(scriptlock OR raw) -/op:(refresh OR rw-readers OR semaphore OR sem-holders OR multi)' -col /driver "$out/main.txt"
@@ -413,35 +534,46 @@ bs() {
 		bs -col '/lock@(mutex quorum)' "$out/quorum.txt"
 		echo
 	fi
-	echo "### (j) issue 20's targets, met or missed (medians over the passes; run the command in the raw folder, inside the repository)"
+	echo "### (j) the performance targets, met or missed (medians over the passes, [first-third quartile]; ~: the quartile ranges overlap, inside the noise; run the command in the raw folder, inside the repository)"
 	echo
 	echo "\$ go run github.com/scriptlock/scriptlock/bench/peers/cmd/benchtargets ."
 	echo
 	"$tmp/benchtargets" "$out" || echo "(benchtargets failed: exit $?)"
 	echo
-	echo "### failing rows (missing from the tables above for the passes named)"
+	echo "### rows that failed or did not finish, and binaries that died (missing from the tables above for the passes named)"
 	echo
 	if [[ -s "$out/failures.txt" ]]; then
 		cat "$out/failures.txt"
 	else
 		echo "none"
 	fi
-} 2>&1 | tee "$out/tables.txt"
+} 2>&1 | tee "$out/tables.txt" || true
 
 # The chart draws main.txt and peers.txt; a BENCH_FILTER may leave both
 # without a row (such as 'LockAck|LockQuorum', whose rows have tables only).
+charted=0
 if grep -q '^Benchmark' "$out/main.txt" "$out/peers.txt" 2>/dev/null; then
-	"$tmp/benchchart" -title "scriptlock benchmarks: medians of $passes passes x $benchtime, $(date -u +%Y-%m-%d)" \
+	touch "$out/main.txt" "$out/peers.txt"
+	if "$tmp/benchchart" -title "scriptlock benchmarks: medians and quartiles of $passes passes x $benchtime, $(date -u +%Y-%m-%d)" \
 		-failures "$out/failures.txt" \
-		-o "$out/chart.png" -o "$out/chart.svg" "$out/main.txt" "$out/peers.txt"
-	echo "== wrote $out/{main,peers,env,tables}.txt and chart.png, chart.svg in $((SECONDS - start))s"
+		-o "$out/chart.png" -o "$out/chart.svg" "$out/main.txt" "$out/peers.txt"; then
+		charted=1
+	else
+		echo "== benchchart failed (exit $?): no chart" >&2
+	fi
+fi
+if [[ $charted == 1 ]]; then
+	echo "== wrote $out/{main,peers,env,tables}.txt and chart.png, chart.svg in $(fmt_time $((SECONDS - start)))"
 else
-	echo "== wrote $out/{env,tables}.txt in $((SECONDS - start))s (no row for the chart with BENCH_FILTER=$filter)"
+	echo "== wrote $out/{env,tables}.txt in $(fmt_time $((SECONDS - start))) (no row for the chart)"
+fi
+if [[ -s "$out/failures.txt" ]]; then
+	echo "== $(grep -c '^pass\|^the long' "$out/failures.txt" || true) steps had rows that failed, did not finish or died: see the list at the end of the tables"
 fi
 
 # Publish: the tables and the raw files they come from, side by side under
-# bench/, ready to commit (BENCH_PUBLISH=0: leave them in $out only).
-if [[ "${BENCH_PUBLISH:-1}" != 0 ]]; then
+# bench/, ready to commit (only with BENCH_PUBLISH=1).
+if [[ "${BENCH_PUBLISH:-0}" == 1 ]]; then
 	pub=bench/results-$(date -u +%Y-%m-%d)-${BENCH_NAME:-$mode}
 	if [[ -e "$pub.txt" || -e "$pub-raw" ]]; then
 		pub=$pub-$(date -u +%H%M)
@@ -453,6 +585,9 @@ if [[ "${BENCH_PUBLISH:-1}" != 0 ]]; then
 			cp "$out/$f.txt" "$pub-raw/"
 		fi
 	done
-	echo "== published $pub.txt (tables) and $pub-raw/ (raw files): commit them with RESULTS.md"
+	if [[ $charted == 1 ]]; then
+		cp "$out/chart.png" "$out/chart.svg" bench/
+	fi
+	echo "== published $pub.txt (tables), $pub-raw/ (raw files) and bench/chart.png, bench/chart.svg: commit them with RESULTS.md"
 	echo "   each table's benchstat command reprints it in $pub-raw/ (benchstat: go install golang.org/x/perf/cmd/benchstat@$(cd bench/peers && go list -m -f '{{.Version}}' golang.org/x/perf))"
 fi

@@ -12,6 +12,12 @@
 //     KeyMajority 1 (one key, a single Redis), default waiting: woken by
 //     client-side-cache invalidations.
 //
+// Both rueidislock rows bound each WithContext wait at RueidislockRewait
+// and call it again when the bound passes (the rows report rewaits):
+// rueidislock can miss the wake-up it waits for and then waits until its
+// context ends, although the lock is free (see RueidislockRewait and
+// bench/RESULTS.md). The guard costs a timer and a context per Lock.
+//
 // Each has a tuned row (lib=<name>-tuned) that turns the library's own
 // waiting knob: redsync WithRetryDelay(1ms) and WithTries(MaxInt32),
 // redislock LinearBackoff(1ms), rueidislock NoLoopTracking. Tuned rows of

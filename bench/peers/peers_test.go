@@ -3,16 +3,22 @@ package peers_test
 import (
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/scriptlock/scriptlock/bench"
 	"github.com/scriptlock/scriptlock/bench/peers"
 	"github.com/scriptlock/scriptlock/internal/leak"
+	"github.com/scriptlock/scriptlock/internal/redislog"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
 
 // TestMain fails the run when a scenario or a client leaves a goroutine
-// behind once every test, benchmark and cleanup has finished.
+// behind once every test, benchmark and cleanup has finished. go-redis's
+// log messages are counted, not shown: one summary line at the end.
 func TestMain(m *testing.M) {
-	leak.VerifyTestMain(m)
+	logs := new(redislog.Counter)
+	redis.SetLogger(logs)
+	leak.VerifyTestMain(logs.After(m))
 }
 
 // BenchmarkLock runs every peer row against the redis-server named by

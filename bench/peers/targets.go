@@ -27,7 +27,7 @@ const (
 
 // Targets returns the peers' rows, in order: redsync, redsync-tuned,
 // redislock, redislock-tuned (all on go-redis), redsync on redigo (the
-// uncontended rows only: redigo's peer for issue 20's 64-client target),
+// uncontended rows only: redigo's peer for the 64-client performance target),
 // rueidislock and rueidislock-tuned (on rueidis). None runs op=rw (no
 // peer has a read-write lock); only rueidislock runs op=refresh (the
 // others have no auto-refresh). valkey-go has no peer here: redsync

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/scriptlock/scriptlock/internal/redislog"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
 
@@ -15,8 +18,11 @@ import (
 var redisAddr string
 
 // TestMain starts the redis-server of the examples, and the three more of
-// the quorum example (see setupExamples).
+// the quorum example (see setupExamples). go-redis's log messages are
+// counted, not shown: one summary line at the end.
 func TestMain(m *testing.M) {
+	logs := new(redislog.Counter)
+	redis.SetLogger(logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	srv, stop, err := redisserver.Launch(ctx)
 	cancel()
@@ -33,7 +39,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "goredis examples: starting the quorum example's redis-servers:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := logs.After(m).Run()
 	stopExamples()
 	stop()
 	os.Exit(code)

@@ -119,7 +119,9 @@ func draw(t *table, ps []panel, fails failures, title, out string) error {
 }
 
 // plotPanel makes one horizontal bar plot: a bar per row that has the
-// figure, the first row at the top, each bar labelled with its value.
+// figure, the first row at the top, each bar drawn to its median over the
+// passes with a whisker from the first to the third quartile, and
+// labelled "median [q1–q3]".
 //
 // A row that failed in some passes (fails) says so in its label; one that
 // failed in every pass has no bar and the label "failed in every pass".
@@ -129,14 +131,14 @@ func plotPanel(t *table, p panel, fails failures) (*plot.Plot, error) {
 	pl.Title.TextStyle.Font.Size = 12
 	pl.X.Min = 0
 	var names []string
-	var vals []float64
+	var vals []spread
 	var rows []string
 	var notes []string
 	for _, row := range t.rows {
 		failed := fails[row][p.scenario]
-		if v, ok := t.median(row, p.scenario, p.unit); ok {
+		if v, ok := t.spread(row, p.scenario, p.unit, p.value); ok {
 			rows = append(rows, row)
-			vals = append(vals, p.value(v))
+			vals = append(vals, v)
 			note := ""
 			if failed > 0 {
 				note = fmt.Sprintf(" (failed in %d passes)", failed)
@@ -144,7 +146,7 @@ func plotPanel(t *table, p panel, fails failures) (*plot.Plot, error) {
 			notes = append(notes, note)
 		} else if failed > 0 {
 			rows = append(rows, row)
-			vals = append(vals, 0)
+			vals = append(vals, spread{})
 			notes = append(notes, " failed in every pass")
 		}
 	}
@@ -154,13 +156,14 @@ func plotPanel(t *table, p panel, fails failures) (*plot.Plot, error) {
 	}
 	maxV := 0.0
 	labels := plotter.XYLabels{}
+	var whiskers xWhiskers
 	for i := range rows {
 		// Index 0 is drawn at the bottom: put the first row on top.
 		k := len(rows) - 1 - i
 		names = append(names, rows[k])
 		v := vals[k]
-		maxV = max(maxV, v)
-		bar, err := plotter.NewBarChart(plotter.Values{v}, 0.6*vg.Centimeter)
+		maxV = max(maxV, v.q3)
+		bar, err := plotter.NewBarChart(plotter.Values{v.median}, 0.6*vg.Centimeter)
 		if err != nil {
 			return nil, err
 		}
@@ -169,12 +172,23 @@ func plotPanel(t *table, p panel, fails failures) (*plot.Plot, error) {
 		bar.Color = libColor(rows[k])
 		bar.LineStyle.Width = 0
 		pl.Add(bar)
-		labels.XYs = append(labels.XYs, plotter.XY{X: v, Y: float64(i)})
-		label := " " + fmt.Sprintf(p.format, v) + notes[k]
-		if strings.HasPrefix(notes[k], " failed in every") {
-			label = notes[k]
+		label := " " + notes[k]
+		if v.n > 0 {
+			whiskers.XYs = append(whiskers.XYs, plotter.XY{X: v.median, Y: float64(i)})
+			whiskers.XErrors = append(whiskers.XErrors, struct{ Low, High float64 }{v.median - v.q1, v.q3 - v.median})
+			label = " " + fmt.Sprintf(p.format, v.median) + " [" + fmt.Sprintf(p.format, v.q1) + "–" + fmt.Sprintf(p.format, v.q3) + "]" + notes[k]
 		}
+		labels.XYs = append(labels.XYs, plotter.XY{X: v.q3, Y: float64(i)})
 		labels.Labels = append(labels.Labels, label)
+	}
+	if len(whiskers.XYs) > 0 {
+		eb, err := plotter.NewXErrorBars(whiskers)
+		if err != nil {
+			return nil, err
+		}
+		eb.LineStyle.Width = vg.Points(1.2)
+		eb.CapWidth = 0.3 * vg.Centimeter
+		pl.Add(eb)
 	}
 	lb, err := plotter.NewLabels(labels)
 	if err != nil {
@@ -186,10 +200,17 @@ func plotPanel(t *table, p panel, fails failures) (*plot.Plot, error) {
 	}
 	pl.Add(lb)
 	pl.NominalY(names...)
-	pl.X.Max = maxV * 1.2
+	pl.X.Max = maxV * 1.35
 	if maxV == 0 {
 		pl.X.Max = 1
 	}
 	pl.Add(plotter.NewGrid())
 	return pl, nil
+}
+
+// xWhiskers are the quartile whiskers of a panel's bars: a point per bar
+// (its median) with the distances down to q1 and up to q3.
+type xWhiskers struct {
+	plotter.XYs
+	plotter.XErrors
 }

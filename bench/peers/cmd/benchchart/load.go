@@ -109,15 +109,36 @@ func rank(row string) int {
 	return 3
 }
 
-// median returns the median of row's samples of unit in scenario.
-func (t *table) median(row, scenario, unit string) (float64, bool) {
-	vs := slices.Clone(t.samples[row][scenario][unit])
-	if len(vs) == 0 {
-		return 0, false
+// spread is one figure over the passes: its median and quartiles (of the
+// samples as drawn) and how many passes it has.
+type spread struct {
+	q1, median, q3 float64
+	n              int
+}
+
+// spread returns row's samples of unit in scenario, each mapped by f (a
+// figure drawn otherwise than printed), as a median and quartiles.
+func (t *table) spread(row, scenario, unit string, f func(float64) float64) (spread, bool) {
+	raw := t.samples[row][scenario][unit]
+	if len(raw) == 0 {
+		return spread{}, false
+	}
+	vs := make([]float64, len(raw))
+	for i, v := range raw {
+		vs[i] = f(v)
 	}
 	slices.Sort(vs)
-	if len(vs)%2 == 1 {
-		return vs[len(vs)/2], true
+	return spread{q1: quantile(vs, 0.25), median: quantile(vs, 0.5), q3: quantile(vs, 0.75), n: len(vs)}, true
+}
+
+// quantile returns the q-quantile of the sorted vs, interpolating
+// linearly between the samples around it (the median of an even count is
+// the mean of the middle two).
+func quantile(vs []float64, q float64) float64 {
+	pos := q * float64(len(vs)-1)
+	i := int(pos)
+	if i+1 >= len(vs) {
+		return vs[len(vs)-1]
 	}
-	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
+	return vs[i] + (pos-float64(i))*(vs[i+1]-vs[i])
 }

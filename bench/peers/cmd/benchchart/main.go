@@ -6,9 +6,12 @@
 //
 //	benchchart [-o chart.png] [-title text] [-failures failures.txt] results/*.txt
 //
-// It parses the files with golang.org/x/perf/benchfmt, takes the median of
-// every figure over all runs of a benchmark (scripts/bench.sh makes several
-// passes), and draws one horizontal bar panel per figure: lock-unlock with
+// It parses the files with golang.org/x/perf/benchfmt, takes the median and
+// the quartiles of every figure over all runs of a benchmark
+// (scripts/bench.sh makes several passes), and draws one horizontal bar
+// panel per figure, each bar to its median with a whisker from the first
+// to the third quartile, labelled "median [q1–q3]" (bars whose whiskers
+// overlap differ by less than the noise between passes): lock-unlock with
 // 1 client (µs per pair, and allocs per pair), lock-unlock with 64 clients
 // (pairs/s), for the contended scenario p99 wait, handoffs/s and
 // fairness, the read-write scenario's µs per lock+unlock, and the CPU cost
@@ -37,7 +40,7 @@ func (o *outputs) Set(v string) error { *o = append(*o, v); return nil }
 func main() {
 	var outs outputs
 	flag.Var(&outs, "o", "output file, .png or .svg (repeatable; default chart.png)")
-	title := flag.String("title", "scriptlock benchmarks (medians)", "chart title")
+	title := flag.String("title", "scriptlock benchmarks (medians and quartiles)", "chart title")
 	failed := flag.String("failures", "", "failures file of scripts/bench.sh: failed rows are marked")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: benchchart [-o chart.png] [-title text] [-failures file] files...\n")

@@ -46,16 +46,32 @@ func (r *row) level(key string) string {
 // median returns the median of the row's samples of unit (the mean of the
 // two middle ones for an even count), and false when it has none.
 func (r *row) median(unit string) (float64, bool) {
+	q, ok := r.quartiles(unit)
+	return q[1], ok
+}
+
+// quartiles returns the first quartile, the median and the third quartile
+// of the row's samples of unit (interpolating linearly between the
+// samples around each), and false when it has none.
+func (r *row) quartiles(unit string) ([3]float64, bool) {
 	vs := slices.Clone(r.samples[unit])
 	if len(vs) == 0 {
-		return 0, false
+		return [3]float64{}, false
 	}
 	slices.Sort(vs)
-	if len(vs)%2 == 1 {
-		return vs[len(vs)/2], true
+	at := func(q float64) float64 {
+		pos := q * float64(len(vs)-1)
+		i := int(pos)
+		if i+1 >= len(vs) {
+			return vs[len(vs)-1]
+		}
+		return vs[i] + (pos-float64(i))*(vs[i+1]-vs[i])
 	}
-	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
+	return [3]float64{at(0.25), at(0.5), at(0.75)}, true
 }
+
+// passes returns how many samples of unit the row has.
+func (r *row) passes(unit string) int { return len(r.samples[unit]) }
 
 // newResults returns an empty set of results.
 func newResults() *results { return &results{byKey: map[string]*row{}} }

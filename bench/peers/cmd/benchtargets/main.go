@@ -1,6 +1,6 @@
-// Command benchtargets prints issue 20's performance targets for
-// scriptlock, each with the figures of one benchmark run and the verdict
-// "met" or "missed", from the raw files scripts/bench.sh writes.
+// Command benchtargets prints scriptlock's performance targets, each with
+// the figures of one benchmark run and the verdict "met" or "missed", from
+// the raw files scripts/bench.sh writes.
 //
 // Usage:
 //
@@ -14,8 +14,10 @@
 // over the passes (names compared without their -<GOMAXPROCS> suffix).
 //
 // It prints a markdown table, one line per target and driver: the target,
-// the figures it was judged on (the medians, with the ratio between them
-// to 2 decimals) and "met" or "missed". The targets:
+// the figures it was judged on (the medians, each with its quartiles over
+// the passes in brackets, and the ratio between them to 2 decimals,
+// marked "~" when the two quartile ranges overlap: a difference inside
+// the noise) and "met" or "missed", judged on the medians. The targets:
 //
 //   - contended Mutex, 8 goroutines holding 1 ms (op=contended/clients=8/
 //     hold=1ms), per driver: wait-p99-ns at most 0.5x the lowest of any

@@ -33,7 +33,7 @@ type check struct {
 	missing []string
 }
 
-// judge evaluates the targets of issue 20 on rs, in a fixed order: per
+// judge evaluates the performance targets on rs, in a fixed order: per
 // driver, the contended ones, then the uncontended (paired), the server's
 // time per cycle, 64 clients, allocations and the semaphore's.
 func judge(rs *results) []check {
@@ -67,11 +67,39 @@ func judge(rs *results) []check {
 	return cs
 }
 
-// figure is a median of one row's unit, with its label for the table.
+// figure is a median of one row's unit, with its quartiles over the
+// passes (q1, q3) and how many passes it has, and its label for the table.
 type figure struct {
-	row   *row
-	label string
-	v     float64
+	row    *row
+	label  string
+	v      float64
+	q1, q3 float64
+	n      int
+}
+
+// newFigure returns the figure of unit of r, and false when r has none.
+func newFigure(r *row, unit string) (figure, bool) {
+	q, ok := r.quartiles(unit)
+	if !ok {
+		return figure{}, false
+	}
+	return figure{row: r, label: label(r), v: q[1], q1: q[0], q3: q[2], n: r.passes(unit)}, true
+}
+
+// spread prints the figure's quartiles, " [q1–q3]", when it has two passes
+// or more, and "" otherwise.
+func (f figure) spread() string {
+	if f.n < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" [%s–%s]", num(f.q1), num(f.q3))
+}
+
+// overlap reports whether the quartile ranges of a and b overlap (both
+// with two passes or more): their difference is inside the noise between
+// passes.
+func overlap(a, b figure) bool {
+	return a.n >= 2 && b.n >= 2 && a.q1 <= b.q3 && b.q1 <= a.q3
 }
 
 // lookup is a target's access to the rows: each missing figure is noted.
@@ -85,8 +113,8 @@ type lookup struct {
 func (l *lookup) get(unit, src, base string, levels ...string) figure {
 	r := l.rs.find(base, levels...)
 	if r != nil {
-		if v, ok := r.median(unit); ok {
-			return figure{row: r, label: label(r), v: v}
+		if f, ok := newFigure(r, unit); ok {
+			return f
 		}
 	}
 	l.missing = append(l.missing, fmt.Sprintf("%s/%s %s (%s)", base, strings.Join(levels, "/"), unit, src))
@@ -106,12 +134,12 @@ func (l *lookup) bestPeer(unit string, lower bool, driver string, levels ...stri
 		if lib := r.level("lib"); lib == "" || mainLibs[lib] {
 			continue
 		}
-		v, ok := r.median(unit)
+		f, ok := newFigure(r, unit)
 		if !ok {
 			continue
 		}
-		if best.row == nil || (lower && v < best.v) || (!lower && v > best.v) {
-			best = figure{row: r, label: label(r), v: v}
+		if best.row == nil || (lower && f.v < best.v) || (!lower && f.v > best.v) {
+			best = f
 		}
 	}
 	if best.row == nil {
@@ -128,14 +156,19 @@ func (l *lookup) bestPeer(unit string, lower bool, driver string, levels ...stri
 func (l *lookup) ok() bool { return len(l.missing) == 0 }
 
 // compare finishes c with the ratio a/b of two figures of unit: the
-// figures it comes from, and met(ratio) as the verdict; with a figure
-// missing, c lists what is missing instead.
+// figures it comes from (with their quartiles over the passes), the ratio
+// of their medians, marked "~" when their quartile ranges overlap (a
+// difference inside the noise), and met(ratio) as the verdict; with a
+// figure missing, c lists what is missing instead.
 func (l *lookup) compare(c check, unit string, a, b figure, met func(r float64) bool) check {
 	if c.missing = l.missing; !l.ok() {
 		return c
 	}
 	r := ratio(a.v, b.v)
-	c.figures = fmt.Sprintf("%s %s vs %s %s %s: %sx", a.label, num(a.v), b.label, num(b.v), unit, ratioStr(r))
+	c.figures = fmt.Sprintf("%s %s%s vs %s %s%s %s: %sx", a.label, num(a.v), a.spread(), b.label, num(b.v), b.spread(), unit, ratioStr(r))
+	if overlap(a, b) {
+		c.figures += " ~"
+	}
 	c.met = met(r)
 	return c
 }
@@ -186,7 +219,7 @@ func contendedFairness(rs *results, d string) check {
 	if c.missing = l.missing; !l.ok() {
 		return c
 	}
-	c.figures = fmt.Sprintf("%s fairness %s", ours.label, num(ours.v))
+	c.figures = fmt.Sprintf("%s fairness %s%s", ours.label, num(ours.v), ours.spread())
 	c.met = ours.v >= 0.9
 	return c
 }
@@ -211,7 +244,7 @@ func pairedRatio(rs *results, d, metric string, min float64) check {
 	if c.missing = l.missing; !l.ok() {
 		return c
 	}
-	c.figures = fmt.Sprintf("%s %s", metric, ratioStr(x.v))
+	c.figures = fmt.Sprintf("%s %s%s", metric, ratioStr(x.v), x.spread())
 	c.met = x.v >= min
 	return c
 }
@@ -305,7 +338,7 @@ func semaphoreScripts(rs *results, d string) check {
 	if c.missing = l.missing; !l.ok() {
 		return c
 	}
-	c.figures = fmt.Sprintf("scripts/op %s", num(n.v))
+	c.figures = fmt.Sprintf("scripts/op %s%s", num(n.v), n.spread())
 	c.met = n.v <= 3
 	return c
 }
@@ -340,7 +373,7 @@ func num(v float64) string {
 // then a "no data" line per target whose rows were missing, then a count
 // of each verdict.
 func report(w io.Writer, cs []check) {
-	fmt.Fprintln(w, "| target | figure(s), medians over passes | verdict |")
+	fmt.Fprintln(w, "| target | figure(s), medians over passes [quartiles] | verdict |")
 	fmt.Fprintln(w, "|---|---|---|")
 	var met, missed int
 	var none []check
@@ -364,4 +397,5 @@ func report(w io.Writer, cs []check) {
 		fmt.Fprintf(w, "no data: %s: %s\n", c.target, strings.Join(c.missing, "; "))
 	}
 	fmt.Fprintf(w, "\n%d targets: %d met, %d missed, %d without data\n", len(cs), met, missed, len(none))
+	fmt.Fprintln(w, "~: the two figures' quartile ranges over the passes overlap: their difference is inside the noise")
 }

@@ -97,15 +97,15 @@ func TestVerdicts(t *testing.T) {
 		figure string // a part of the figures
 	}{
 		// 11 ms vs redislock-tuned's 26 ms (the lower peer median): 0.42x
-		{"goredis: wait-p99 <= 0.5x the best peer's", true, "redislock-tuned/goredis 26000000 wait-p99-ns: 0.42x"},
+		{"goredis: wait-p99 <= 0.5x the best peer's", true, "redislock-tuned/goredis 26000000 [25500000–26500000] wait-p99-ns: 0.42x"},
 		// 11 ms vs FIFO's 5 ms: 2.20x
-		{"goredis: wait-p99 <= 2x scriptlock-fifo's", false, "scriptlock-fifo/goredis 5000000 wait-p99-ns: 2.20x"},
-		{"goredis: fairness >= 0.9", true, "fairness 0.96"},
+		{"goredis: wait-p99 <= 2x scriptlock-fifo's", false, "scriptlock-fifo/goredis 5000000 [4500000–5500000] wait-p99-ns: 2.20x"},
+		{"goredis: fairness >= 0.9", true, "fairness 0.96 [0.955–0.965]"},
 		// 710 vs redsync's 780 (the higher peer median): 0.91x
-		{"goredis: handoffs/s >= 0.9x", true, "scriptlock/goredis 710 vs redsync/goredis 780 handoffs/s: 0.91x"},
-		{"goredis: xraw >= 0.9", true, "xraw 0.92"},
-		{"goredis: xredislock >= 1.0", false, "xredislock 0.95"},
-		{"(1 client), goredis: scriptlock <= 1.5x raw", true, "18 vs raw/goredis 21 allocs/op: 0.86x"},
+		{"goredis: handoffs/s >= 0.9x", true, "scriptlock/goredis 710 [705–715] vs redsync/goredis 780 [770–790] handoffs/s: 0.91x"},
+		{"goredis: xraw >= 0.9", true, "xraw 0.92 [0.905–0.935]"},
+		{"goredis: xredislock >= 1.0", false, "xredislock 0.95 [0.925–0.975]"},
+		{"(1 client), goredis: scriptlock <= 1.5x raw", true, "18 [18–18] vs raw/goredis 21 [21–21] allocs/op: 0.86x"},
 	} {
 		var found *check
 		for i := range cs {
@@ -140,9 +140,9 @@ func TestReport(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"| target | figure(s), medians over passes | verdict |\n",
-		"| contended (8 goroutines, 1 ms hold), goredis: fairness >= 0.9 | scriptlock/goredis fairness 0.96 | met |\n",
-		"| uncontended Lock+Unlock, goredis: xredislock >= 1.0 (BenchmarkPaired) | xredislock 0.95 | missed |\n",
+		"| target | figure(s), medians over passes [quartiles] | verdict |\n",
+		"| contended (8 goroutines, 1 ms hold), goredis: fairness >= 0.9 | scriptlock/goredis fairness 0.96 [0.955–0.965] | met |\n",
+		"| uncontended Lock+Unlock, goredis: xredislock >= 1.0 (BenchmarkPaired) | xredislock 0.95 [0.925–0.975] | missed |\n",
 		"no data: server time per uncontended cycle, goredis: scriptlock <= 2x raw (BenchmarkScriptCost): BenchmarkScriptCost/lib=scriptlock/driver=goredis cycle-us/op (cost.txt)",
 		"no data: semaphore, 1 client, goredis: Acquire+Unlock <= 1.5x the Mutex's Lock+Unlock server time (BenchmarkScriptCost): BenchmarkScriptCost/lib=scriptlock-semaphore/driver=goredis cycle-us/op (cost.txt); BenchmarkScriptCost/lib=scriptlock/driver=goredis cycle-us/op (cost.txt)",
 		"no data: uncontended Lock+Unlock, redigo: xraw >= 0.9 (BenchmarkPaired): BenchmarkPaired/driver=redigo xraw (paired.txt)\n",
@@ -194,3 +194,25 @@ func TestUnreadable(t *testing.T) {
 
 // near reports whether a and b agree to 1e-9.
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+func TestOverlap(t *testing.T) {
+	for _, c := range []struct {
+		a, b figure
+		want bool
+	}{
+		{figure{q1: 880, q3: 892, n: 6}, figure{q1: 891, q3: 900, n: 6}, true}, // inside the noise
+		{figure{q1: 8.5e6, q3: 9.6e6, n: 6}, figure{q1: 40e6, q3: 42e6, n: 6}, false},
+		{figure{q1: 7, q3: 7, n: 1}, figure{q1: 7, q3: 7, n: 1}, false}, // one pass: no spread to judge
+	} {
+		if got := overlap(c.a, c.b); got != c.want {
+			t.Errorf("overlap(%+v, %+v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+	l := &lookup{}
+	a := figure{label: "scriptlock/goredis", v: 888, q1: 883, q3: 892, n: 6}
+	b := figure{label: "redislock/goredis", v: 897, q1: 891, q3: 900, n: 6}
+	c := l.compare(check{}, "handoffs/s", a, b, func(r float64) bool { return r >= 0.9 })
+	if want := "scriptlock/goredis 888 [883–892] vs redislock/goredis 897 [891–900] handoffs/s: 0.99x ~"; !c.met || c.figures != want {
+		t.Errorf("compare: met = %v, figures %q; want met, %q", c.met, c.figures, want)
+	}
+}
