@@ -24,6 +24,11 @@ var scripterCases = []testCase{
 		check: checkReplyVocabulary,
 	},
 	{
+		name:  "Scripter/ServerErrorTyped",
+		rule:  "Every error reply of the server comes back as a *locker.ServerError carrying its code: WRONGTYPE (HGET on a string key), NOSCRIPT (EvalSha of an unknown script, also matching locker.ErrNoScript), and the codes of error replies a script returns (NOPERM, LOADING, TRYAGAIN, CLUSTERDOWN); a reply that is not an error is not one.",
+		check: checkServerErrorTyped,
+	},
+	{
 		name:  "Scripter/NoScript",
 		rule:  "EvalSha of a script the server lacks returns an error matching locker.ErrNoScript; other server errors come back and do not match it.",
 		check: checkNoScript,
@@ -182,4 +187,34 @@ func checkScripterConcurrent(t *testing.T, e *env) {
 		require.NoError(t, err, "call: Eval(GET %s)", k)
 		assert.Equal(t, int64(workers/4*rounds), got, "call: GET %s after %d INCRs", k, workers/4*rounds)
 	}
+}
+
+func checkServerErrorTyped(t *testing.T, e *env) {
+	k := e.key("typed")
+	typed := func(err error, code, call string) {
+		t.Helper()
+		var se *locker.ServerError
+		if assert.True(t, errors.As(err, &se), "call: %s: got %v (%T), want a *locker.ServerError", call, err, err) {
+			assert.Equal(t, code, se.Code, "call: %s: the ServerError's Code", call)
+		}
+		assert.Equal(t, code == "NOSCRIPT", errors.Is(err, locker.ErrNoScript), "call: %s: errors.Is(err, locker.ErrNoScript)", call)
+	}
+	_, err := e.s.Eval(e.ctx, "return redis.call('SET', KEYS[1], 'v')", []string{k}, nil)
+	require.NoError(t, err, "call: Eval(SET)")
+	_, err = e.s.Eval(e.ctx, "return redis.call('HGET', KEYS[1], 'f')", []string{k}, nil)
+	typed(err, "WRONGTYPE", "Eval(HGET on a string key)")
+	src := fmt.Sprintf("return '%s never loaded (typed)'", e.prefix)
+	_, err = e.s.EvalSha(e.ctx, sha1hex(src), []string{k}, nil)
+	typed(err, "NOSCRIPT", "EvalSha(unknown sha)")
+	for _, code := range []string{"NOPERM", "LOADING", "TRYAGAIN", "CLUSTERDOWN"} {
+		// A client may retry a passing state on its own for a while: the
+		// call has its own deadline.
+		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+		_, err = e.s.Eval(ctx, "return redis.error_reply(ARGV[1])", []string{k}, []string{code + " returned by the conformance suite's script"})
+		cancel()
+		typed(err, code, "Eval(error_reply "+code+")")
+	}
+	r, err := e.s.Eval(e.ctx, "return redis.status_reply('LOADING is only a status')", []string{k}, nil)
+	require.NoError(t, err, "call: Eval(status_reply)")
+	assert.Equal(t, "LOADING is only a status", r, "call: Eval(status_reply)")
 }

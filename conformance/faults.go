@@ -42,6 +42,10 @@ const (
 	// whose context ends first gets the context's error while the call
 	// still runs.
 	fateDelayed
+	// fateAnswer does not run the call: it answers it with the error reply
+	// of a passing state (LOADING, TRYAGAIN, CLUSTERDOWN, MOVED), as a
+	// loading server or a Cluster mid-failover or mid-migration does.
+	fateAnswer
 )
 
 func (f fate) String() string {
@@ -52,6 +56,8 @@ func (f fate) String() string {
 		return "late"
 	case fateDelayed:
 		return "delayed"
+	case fateAnswer:
+		return "answered"
 	}
 	return "none"
 }
@@ -132,6 +138,7 @@ type faultArm struct {
 	left   int                // calls still to apply the fate to; < 0: every call
 	cancel context.CancelFunc // late: cancels the caller's context
 	delay  time.Duration      // delayed: the pause
+	code   string             // answered: the error code
 	first  bool               // delayed: run at once, delay the reply
 	hits   int                // calls the fate was applied to
 	since  int                // calls of script the core made before a was armed
@@ -176,6 +183,16 @@ func (f *faultScripter) delayReply(script string, n int, d time.Duration) *fault
 	a := f.delayBy(script, n, d)
 	f.mu.Lock()
 	a.first = true
+	f.mu.Unlock()
+	return a
+}
+
+// answer makes the next n calls (n < 0: all) of script fail with the
+// error reply code, without running.
+func (f *faultScripter) answer(script, code string, n int) *faultArm {
+	a := f.arm(script, fateAnswer, n)
+	f.mu.Lock()
+	a.code = code
 	f.mu.Unlock()
 	return a
 }
@@ -508,6 +525,13 @@ func (f *faultScripter) do(ctx context.Context, c scriptCall) (any, error) {
 		}
 		f.consume(a)
 		return nil, fmt.Errorf("conformance: injected fault (%s call ran, its reply was lost): %w", c.name, errInjectedEOF)
+
+	case fateAnswer:
+		f.consume(a)
+		f.mu.Lock()
+		code := a.code
+		f.mu.Unlock()
+		return nil, locker.NewServerError(code+" conformance: injected reply (the "+c.name+" call did not run)", nil)
 
 	case fateLate:
 		if f.missing(c) {

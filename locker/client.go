@@ -207,7 +207,7 @@ func (c *Client) claim(ctx context.Context, key, token string, ttl time.Duration
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("locker: claim %q: %w", key, err) // nothing sent: nothing to clean up
 	}
-	r, err := c.retryTransient(ctx, scriptClaim, func() (any, error) {
+	r, _, err := c.retryTransient(ctx, scriptClaim, func() (any, error) {
 		return c.run(ctx, scriptClaim, keys, []string{token, strconv.FormatInt(ms, 10)})
 	})
 	var n int64

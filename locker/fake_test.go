@@ -93,7 +93,7 @@ func sha1Hex(s string) string {
 // Errors a driver may return.
 var (
 	// errNoScript is what a driver returns for NOSCRIPT.
-	errNoScript = fmt.Errorf("NOSCRIPT No matching script. Please use EVAL.: %w", locker.ErrNoScript)
+	errNoScript = locker.NewServerError("NOSCRIPT No matching script. Please use EVAL.", nil)
 	// errBoom is an error that is neither a server answer nor a known
 	// connection failure: the call's outcome is unknown and it is not
 	// retried.
@@ -102,7 +102,7 @@ var (
 	// and the failure transient.
 	errConn = &net.OpError{Op: "read", Net: "tcp", Err: io.ErrUnexpectedEOF}
 	// errAnswered is an error reply from the server: the call was refused.
-	errAnswered = errors.New("NOPERM this user has no permissions to run the 'evalsha' command")
+	errAnswered = locker.NewServerError("NOPERM this user has no permissions to run the 'evalsha' command", nil)
 )
 
 // call is one recorded Scripter call.

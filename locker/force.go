@@ -64,7 +64,7 @@ func (c *Client) ForceRelease(ctx context.Context, name string, asOf time.Time) 
 	k := c.Key(name)
 	keys := []string{k + ":rw", k + ":rwr", k}
 	args := []string{strconv.FormatInt(asOf.UnixMicro(), 10), k + ":wake"}
-	r, err := c.retryTransient(ctx, scriptForce, func() (any, error) {
+	r, _, err := c.retryTransient(ctx, scriptForce, func() (any, error) {
 		return c.run(ctx, scriptForce, keys, args)
 	})
 	if err != nil {
@@ -76,7 +76,7 @@ func (c *Client) ForceRelease(ctx context.Context, name string, asOf time.Time) 
 	}
 	f := Forced{MutexHolds: int(n[0]), RWHolds: int(n[1])}
 	skeys := []string{k + ":sem", k + ":semz"}
-	r, err = c.retryTransient(ctx, scriptSemForce, func() (any, error) {
+	r, _, err = c.retryTransient(ctx, scriptSemForce, func() (any, error) {
 		return c.run(ctx, scriptSemForce, skeys, args)
 	})
 	if err != nil {

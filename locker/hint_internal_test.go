@@ -2,7 +2,6 @@ package locker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -41,7 +40,7 @@ func (b *burstScripter) EvalSha(ctx context.Context, _ string, _, _ []string) (a
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return nil, errors.New("ERR refused by the test")
+	return nil, NewServerError("ERR refused by the test", nil)
 }
 
 func (b *burstScripter) Eval(ctx context.Context, src string, keys, args []string) (any, error) {

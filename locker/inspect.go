@@ -171,7 +171,7 @@ func (c *Client) Inspect(ctx context.Context, name string) (LockState, error) {
 	k := c.Key(name)
 	keys := []string{k, k + ":q", k + ":qx", k + ":rw", k + ":sem", k + ":semz"}
 	args := []string{strconv.Itoa(FingerprintLen), strconv.Itoa(MaxInspectHolders)}
-	r, err := c.retryTransient(ctx, scriptInspect, func() (any, error) {
+	r, _, err := c.retryTransient(ctx, scriptInspect, func() (any, error) {
 		return c.run(ctx, scriptInspect, keys, args)
 	})
 	if err != nil {

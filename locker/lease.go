@@ -195,7 +195,7 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 	if l.ops.wake {
 		args = append(args, l.wake)
 	}
-	r, err := l.c.retryTransient(ctx, l.ops.pttl, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys[:l.ops.keys], args) })
+	r, _, err := l.c.retryTransient(ctx, l.ops.pttl, func() (any, error) { return l.c.run(ctx, l.ops.pttl, l.keys[:l.ops.keys], args) })
 	if err != nil {
 		return 0, err
 	}
@@ -235,7 +235,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 		return err
 	}
 	n, start, args := l.extendCall(ms)
-	r, err := l.c.retryTransient(ctx, l.ops.extend, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys[:l.ops.keys], args) })
+	r, _, err := l.c.retryTransient(ctx, l.ops.extend, func() (any, error) { return l.c.run(ctx, l.ops.extend, l.keys[:l.ops.keys], args) })
 	return l.extended(n, start, ms, r, err)
 }
 
@@ -312,9 +312,10 @@ func (l *Lease) setValidity(n int64, d time.Time) {
 //     (Unlock twice is harmless); concurrent Unlocks are serialized.
 //   - ErrExpired when the lease had already expired, ErrHeldByOther when
 //     another owner holds the lock now: nothing changed, the lease counts
-//     as released. (When an earlier try of this Unlock may have released
-//     the lock and the validity deadline has not passed, the lease cannot
-//     have expired, so such a reply means the release worked: nil.)
+//     as released. (When an earlier try of this Unlock got no answer, so
+//     that it may have released the lock, and the validity deadline has
+//     not passed, the lease cannot have expired: such a reply means the
+//     release worked, nil.)
 //   - ErrNilContext, or a Scripter error the server answered (NOPERM, ...):
 //     nothing changed; the lease is as before and Unlock may be called again.
 //   - any other Scripter error (ctx ended, connection broke: the release may
@@ -342,9 +343,7 @@ func (l *Lease) Unlock(ctx context.Context) (err error) {
 	}
 	vu := l.ValidUntil()
 	args := l.releaseArgs()
-	tries := 0
-	r, err := l.c.retryTransient(ctx, l.ops.release, func() (any, error) {
-		tries++
+	r, unsure, err := l.c.retryTransient(ctx, l.ops.release, func() (any, error) {
 		return l.c.run(ctx, l.ops.release, l.keys, args)
 	})
 	var st int64
@@ -360,7 +359,7 @@ func (l *Lease) Unlock(ctx context.Context) (err error) {
 		l.releaseLater(vu, args)
 		return err
 	}
-	if (st == 0 || st == -1) && tries > 1 && time.Now().Before(vu) {
+	if (st == 0 || st == -1) && unsure && time.Now().Before(vu) {
 		st = 1 // an earlier try released it: the lease could not have expired yet
 	}
 	err = l.outcome(st)

@@ -830,7 +830,7 @@ func TestUnlockRidesOutMoved(t *testing.T) {
 		wantTries int32
 		wantErr   bool
 	}{
-		{"MOVED eight times", errors.New("MOVED 2933 127.0.0.1:46087"), 8, 9, false},
+		{"MOVED eight times", locker.NewServerError("MOVED 2933 127.0.0.1:46087", nil), 8, 9, false},
 		// The fifth try would succeed: Unlock's error shows it stopped at
 		// four (the background release that follows makes the fifth).
 		{"connection failures", errConn, 4, 5, true},

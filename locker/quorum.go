@@ -232,7 +232,10 @@ func (q *Quorum) try(ctx context.Context, waited bool) (*QuorumLease, time.Durat
 	})
 	if granted >= q.need {
 		if lease.Valid() {
-			return lease, 0, lease.start()
+			if err := lease.start(); err != nil {
+				return nil, 0, err // a Client closed: the grant is ended and released
+			}
+			return lease, 0, nil
 		}
 		refused = true // too slow this time: a later try may be quicker
 		errs = append(errs, fmt.Errorf("the grants took longer than their validity (%v)", time.Since(lease.held()[0].start).Round(time.Millisecond)))

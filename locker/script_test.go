@@ -246,7 +246,7 @@ func TestOtherErrorNoLoad(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newFake()
 			c := clientOn(t, f, nil)
-			wrapped := fmt.Errorf("ERR wrapped: %w", errBoom)
+			wrapped := locker.NewServerError("ERR wrapped", errBoom) // an answer wrapping the client's error
 			f.fail(wrapped, name)
 			err := ops[name](testCtx(t), c, f)
 			require.ErrorIs(t, err, errBoom)

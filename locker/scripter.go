@@ -18,9 +18,14 @@ import "context"
 //     []any, a map an []any of key, value, key, value. An error reply
 //     nested in an array is the call's error. A reply the driver cannot
 //     translate is an error matching ErrUnexpectedReply.
-//   - An EvalSha for a script the server does not hold returns an error e with
-//     errors.Is(e, ErrNoScript). Every other server error comes back
-//     unchanged (wrapped is fine) and is not ErrNoScript.
+//   - Every error reply of the server comes back as a *ServerError (built
+//     with NewServerError from the client's own typed error, which it
+//     wraps), so that the core learns what happened from its Code: a
+//     NOSCRIPT reply then matches ErrNoScript, a passing state (LOADING,
+//     TRYAGAIN, CLUSTERDOWN, MOVED, ...) is retried, any other code means
+//     the call did not run. Any other error (a broken connection, ctx
+//     ended, an error the driver did not mark) is an unknown outcome: the
+//     call may have run. A driver that cannot tell must not mark it.
 //   - ScriptLoad returns the lowercase hex SHA-1 of src. It makes the script
 //     available wherever EvalSha for any key may be routed: it sends SCRIPT
 //     LOAD to every master (primary) the client knows — on a single server

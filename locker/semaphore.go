@@ -315,7 +315,7 @@ func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
 	}
 	id := newToken()
 	args := []string{arg, s.wake, id, abandonedMS}
-	r, err := s.c.retryTransient(ctx, scriptSemPermits, func() (any, error) {
+	r, _, err := s.c.retryTransient(ctx, scriptSemPermits, func() (any, error) {
 		return s.c.run(ctx, scriptSemPermits, s.keys, args)
 	})
 	if err == nil {

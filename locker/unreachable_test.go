@@ -2,7 +2,7 @@ package locker_test
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -197,7 +197,7 @@ func TestLockUnreachableCountsFromLastAnswer(t *testing.T) {
 		err   error
 	}{
 		{"refusal", []any{int64(0), int64(1)}, nil},
-		{"TRYAGAIN", nil, errors.New("TRYAGAIN Multiple keys request during rehashing of slot")},
+		{"TRYAGAIN", nil, locker.NewServerError("TRYAGAIN Multiple keys request during rehashing of slot", nil)},
 	} {
 		t.Run(answer.name, func(t *testing.T) {
 			var r events
@@ -229,7 +229,7 @@ func TestLockUnreachableCountsFromLastAnswer(t *testing.T) {
 		start := time.Now()
 		f.handle(func(context.Context, call) (any, error) {
 			if time.Since(start) < 3*bound {
-				return nil, errors.New("locker: TRYAGAIN Multiple keys request during rehashing of slot")
+				return nil, fmt.Errorf("locker: %w", locker.NewServerError("TRYAGAIN Multiple keys request during rehashing of slot", nil))
 			}
 			return []any{int64(1), int64(7)}, nil
 		}, "acquire")
@@ -288,9 +288,9 @@ func TestLockUnreachableNoBound(t *testing.T) {
 func TestLockNotTransientAtOnce(t *testing.T) {
 	for _, fail := range []error{
 		errAnswered,
-		errors.New("NOAUTH Authentication required."),
-		errors.New("WRONGPASS invalid username-password pair or user is disabled."),
-		errors.New("ERR Protocol error: unauthenticated multibulk length"),
+		locker.NewServerError("NOAUTH Authentication required.", nil),
+		locker.NewServerError("WRONGPASS invalid username-password pair or user is disabled.", nil),
+		locker.NewServerError("ERR Protocol error: unauthenticated multibulk length", nil),
 	} {
 		t.Run(fail.Error(), func(t *testing.T) {
 			var r events

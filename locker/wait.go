@@ -3,12 +3,7 @@ package locker
 import (
 	"context"
 	"errors"
-	"io"
 	"math/rand/v2"
-	"net"
-	"slices"
-	"strings"
-	"syscall"
 	"time"
 )
 
@@ -268,101 +263,3 @@ func waitFor[G any](c *Client, ctx context.Context, name string, own []string, j
 	}
 	return out, tries, nil
 }
-
-// transient reports whether err is a failure that a later try may cure: a
-// network error, EOF, a reset, refused or broken connection, or one of the
-// server errors Redis uses for passing states (TRYAGAIN during a slot
-// migration, CLUSTERDOWN, LOADING, MASTERDOWN, READONLY after a failover).
-// Other server errors (NOPERM, WRONGTYPE, ...) are not.
-func transient(err error) bool {
-	if errors.Is(err, ErrNotAcknowledged) {
-		return false // the replicas did not answer in time: the caller decides
-	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
-		return true
-	}
-	// Error messages nest as "locker: acquire script: TRYAGAIN ...": look
-	// for a code at the start of any ": "-separated part.
-	for _, part := range strings.Split(err.Error(), ": ") {
-		code, _, _ := strings.Cut(part, " ")
-		if slices.Contains(transientCodes, code) {
-			return true
-		}
-	}
-	return false
-}
-
-// answered reports whether err carries the server's reply to the call (an
-// error reply such as WRONGTYPE or NOPERM, or a reply the core could not
-// decode): the call was run or refused, so it cannot still arrive later.
-// Context, network and EOF errors are not answers, nor is an AckError: the
-// script ran, but a failover may lose what it wrote.
-func answered(err error) bool {
-	if errors.Is(err, ErrNotAcknowledged) {
-		return false
-	}
-	if errors.Is(err, ErrUnexpectedReply) {
-		return true
-	}
-	var ne net.Error
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) {
-		return false
-	}
-	// A Redis error reply starts with an upper-case code: look for one at
-	// the start of any ": "-separated part, as transient does.
-	for _, part := range strings.Split(err.Error(), ": ") {
-		code, _, _ := strings.Cut(part, " ")
-		if len(code) >= 2 && strings.Trim(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
-			return true
-		}
-	}
-	return false
-}
-
-// transientCodes are the Redis error codes of passing states; MOVED and
-// ASK come back when a client gave up following redirections mid-migration.
-var transientCodes = []string{"TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY", "MOVED", "ASK"}
-
-// retryTransient runs op until it succeeds, fails with an error that is
-// not transient, ctx ends, or it gives up, with a doubling pause (5 ms up
-// to leaseRetryPause) between tries. Lease operations use it: their
-// scripts are idempotent, so a retry after a lost reply is safe. A
-// connection failure is tried leaseRetries times; a passing server state
-// (MOVED, TRYAGAIN, CLUSTERDOWN, ...: the script did not run) is retried
-// for up to leaseRetryFor, because such a state lasts as long as a client
-// needs to learn a Cluster's new shape: rueidis refreshes its slot map up
-// to a second after a MOVED reply, and until then a call it cannot
-// redirect comes back MOVED.
-func (c *Client) retryTransient(ctx context.Context, s *script, op func() (any, error)) (any, error) {
-	pause := 5 * time.Millisecond
-	until := time.Now().Add(leaseRetryFor)
-	for try := 1; ; try++ {
-		r, err := op()
-		if err == nil || !transient(err) || ctx.Err() != nil ||
-			(!answered(err) && try == leaseRetries) || !time.Now().Add(pause).Before(until) {
-			return r, err
-		}
-		c.observe(ctx, Event{Kind: EventRetry, Script: s.name, Err: err})
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return r, err
-		case <-t.C:
-		}
-		pause = min(2*pause, leaseRetryPause)
-	}
-}
-
-// leaseRetries bounds the tries of one Unlock, Extend or TTL call (and of
-// the other calls that use retryTransient) after connection failures;
-// leaseRetryFor bounds them in time after passing server states, and
-// leaseRetryPause caps the pause between two tries.
-const (
-	leaseRetries    = 4
-	leaseRetryFor   = 2 * time.Second
-	leaseRetryPause = 200 * time.Millisecond
-)

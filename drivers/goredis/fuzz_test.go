@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/big"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -178,6 +177,10 @@ func expect(v any) replytest.Want {
 		}
 		return replytest.Map(pairs)
 	case error:
+		var re redis.Error
+		if errors.As(v, &re) {
+			return replytest.Fails(replytest.Server(v.Error(), v))
+		}
 		return replytest.Fails(replytest.Same(v))
 	default:
 		return replytest.Fails(replytest.Unexpected)
@@ -209,8 +212,8 @@ func expectErr(v error) replytest.Want {
 		// message is "redis: nil" equals it, and go-redis's Result reports
 		// it as a nil reply too.
 		return replytest.Value(nil)
-	case server && strings.HasPrefix(strings.TrimPrefix(msg, "ERR "), "NOSCRIPT"):
-		return replytest.Fails(replytest.NoScript(func(err error) bool { return errors.Is(err, v) }))
+	case server:
+		return replytest.Fails(replytest.Server(msg, v))
 	default:
 		return replytest.Fails(replytest.Same(v))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/scriptlock/scriptlock/drivers/internal/boxed"
 	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
 	"github.com/scriptlock/scriptlock/drivers/internal/scriptload"
+	"github.com/scriptlock/scriptlock/drivers/internal/servererr"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -157,30 +158,27 @@ func anyArgs(args []string) []any {
 	return boxed.AppendRefs(make([]any, 0, len(args)), args)
 }
 
-// reply translates a go-redis result into the Scripter vocabulary.
+// reply translates a go-redis result into the Scripter vocabulary. A
+// server's error reply (go-redis's redis.Error that is not a network
+// error) becomes a locker.ServerError; other errors pass unchanged.
 func reply(v any, err error) (any, error) {
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
 			return nil, nil
 		}
-		if errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT") {
-			return nil, fmt.Errorf("%w: %w", locker.ErrNoScript, err)
-		}
-		if redis.HasErrorPrefix(err, "Protocol error: unauthenticated") {
-			return nil, noAuth(err)
-		}
-		return nil, err
+		return nil, serverErr(err)
 	}
 	return translate(v)
 }
 
-// noAuth names the error Redis returns, instead of NOAUTH, to a client
-// that has not authenticated when a command has more than 10 arguments
-// ("ERR Protocol error: unauthenticated multibulk length") or one longer
-// than 16 KiB ("... unauthenticated bulk length"), as what it means. The
-// server also closes the connection. It wraps err.
-func noAuth(err error) error {
-	return fmt.Errorf("NOAUTH Authentication required (the client did not authenticate; set its password): %w", err)
+// serverErr returns err as a locker.ServerError when it is a server's
+// error reply, else unchanged.
+func serverErr(err error) error {
+	var re redis.Error
+	if !errors.As(err, &re) || isNetErr(err) {
+		return err
+	}
+	return servererr.New(re.Error(), err)
 }
 
 // translate maps one reply value, as go-redis decodes RESP2 and RESP3, onto
@@ -223,7 +221,7 @@ func translate(r any) (any, error) {
 	case *big.Int: // RESP3 big number: its text, as RESP2 sends it.
 		return v.String(), nil
 	case error: // A server error nested in an array.
-		return nil, v
+		return nil, serverErr(v)
 	default:
 		return nil, fmt.Errorf("%w: goredis: reply of type %T", locker.ErrUnexpectedReply, v)
 	}

@@ -3,7 +3,6 @@ package redigo
 import (
 	"errors"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
@@ -98,19 +97,18 @@ func expect(v any) replytest.Want {
 		}
 		return replytest.Array(elems)
 	case redis.Error:
-		return replytest.Fails(replytest.Same(v))
+		return replytest.Fails(replytest.Server(string(v), v))
 	default:
 		return replytest.Fails(replytest.Unexpected)
 	}
 }
 
-// expectErr is what translateErr makes of a failed call's error. Unlike
-// go-redis and rueidis, redigo does not trim a kvrocks-style "ERR " prefix,
-// so "ERR NOSCRIPT ..." is not a missing script here.
+// expectErr is what translateErr makes of a failed call's error: a
+// server error becomes a locker.ServerError, others pass unchanged.
 func expectErr(v error) replytest.Want {
 	var re redis.Error
-	if errors.As(v, &re) && strings.HasPrefix(v.Error(), "NOSCRIPT") {
-		return replytest.Fails(replytest.NoScript(func(err error) bool { return errors.Is(err, v) }))
+	if errors.As(v, &re) {
+		return replytest.Fails(replytest.Server(string(re), v))
 	}
 	return replytest.Fails(replytest.Same(v))
 }

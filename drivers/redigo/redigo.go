@@ -13,6 +13,7 @@ import (
 	"github.com/scriptlock/scriptlock/drivers/internal/boxed"
 	"github.com/scriptlock/scriptlock/drivers/internal/pubsubmux"
 	"github.com/scriptlock/scriptlock/drivers/internal/scriptload"
+	"github.com/scriptlock/scriptlock/drivers/internal/servererr"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -185,9 +186,21 @@ func (b clusterBackend) do(ctx context.Context, keys []string, cmd string, args 
 		if err != nil {
 			return nil, err
 		}
-		return rc.Do(cmd, args...)
+		v, err := rc.Do(cmd, args...)
+		if err != nil && err.Error() == errTooManyAttempts {
+			// Every attempt was answered MOVED, ASK or TRYAGAIN: none ran.
+			// redisc drops the replies; the call was refused by a passing
+			// state of the Cluster.
+			return nil, &locker.ServerError{Code: "TRYAGAIN", Msg: "TRYAGAIN " + err.Error() + " (MOVED, ASK or TRYAGAIN replies)", Err: err}
+		}
+		return v, err
 	})
 }
+
+// errTooManyAttempts is the text of the error redisc.RetryConn returns
+// (an unexported errors.New) when every attempt met a redirection or
+// TRYAGAIN; it can end no other way.
+const errTooManyAttempts = "redisc: too many attempts"
 
 // bound returns a connection bound to the node of keys[0]'s slot (any
 // node when there are no keys); the caller closes it.
@@ -258,25 +271,14 @@ func withContext(ctx context.Context, f func() (any, error)) (any, error) {
 	}
 }
 
-// translateErr marks a NOSCRIPT server error with locker.ErrNoScript,
-// names the error Redis returns, instead of NOAUTH, to a client that has
-// not authenticated when a command has more than 10 arguments ("ERR
-// Protocol error: unauthenticated multibulk length") or one longer than
-// 16 KiB ("... unauthenticated bulk length") as what it means (the server
-// also closes the connection), and returns every other error unchanged.
-// Both wrap err.
+// translateErr returns a server's error reply (redigo's redis.Error) as a
+// locker.ServerError, and every other error unchanged.
 func translateErr(err error) error {
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return err
 	}
-	switch {
-	case strings.HasPrefix(string(re), "NOSCRIPT"):
-		return fmt.Errorf("%w: %w", locker.ErrNoScript, err)
-	case strings.HasPrefix(string(re), "ERR Protocol error: unauthenticated"):
-		return fmt.Errorf("NOAUTH Authentication required (the client did not authenticate; set its password): %w", err)
-	}
-	return err
+	return servererr.New(string(re), err)
 }
 
 // translate maps a redigo reply onto nil, int64, string and []any. An error
@@ -297,7 +299,7 @@ func translate(r any) (any, error) {
 		}
 		return r, nil
 	case redis.Error:
-		return nil, v
+		return nil, translateErr(v)
 	default:
 		return nil, fmt.Errorf("%w: redigo: reply of type %T", locker.ErrUnexpectedReply, v)
 	}

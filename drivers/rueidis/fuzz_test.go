@@ -13,7 +13,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/scriptlock/scriptlock/drivers/internal/replytest"
-	"github.com/scriptlock/scriptlock/locker"
 )
 
 // FuzzReply decodes the input into a RESP2/RESP3 message tree (see
@@ -225,7 +224,7 @@ func expect(m msg) replytest.Want {
 	case typeMap:
 		return expectMap(m.kids)
 	case typeSimpleErr, typeBlobErr:
-		return replytest.Fails(serverErr(m.str))
+		return replytest.Fails(wantServerErr(m.str))
 	default:
 		return replytest.Fails(replytest.Unexpected)
 	}
@@ -250,13 +249,15 @@ func expectMap(kids []msg) replytest.Want {
 	return replytest.Map(pairs)
 }
 
-// serverErr allows the *rueidis.RedisError for a server error with message
-// msg (rueidis trims a kvrocks-style "ERR " prefix), not marked with
-// locker.ErrNoScript.
-func serverErr(msg string) replytest.ErrCheck {
-	return replytest.ErrCheck{Desc: "is the server error " + strconv.Quote(msg), OK: func(err error) bool {
-		re, ok := err.(*rueidis.RedisError)
-		return ok && re.Error() == strings.TrimPrefix(msg, "ERR ") && !errors.Is(err, locker.ErrNoScript)
+// wantServerErr allows the locker.ServerError for a server error with message
+// msg (rueidis trims a kvrocks-style "ERR " prefix), wrapping rueidis's
+// *RedisError.
+func wantServerErr(msg string) replytest.ErrCheck {
+	msg = strings.TrimPrefix(msg, "ERR ")
+	c := replytest.Server(msg, nil)
+	return replytest.ErrCheck{Desc: c.Desc + " from a *rueidis.RedisError", OK: func(err error) bool {
+		var re *rueidis.RedisError
+		return c.OK(err) && errors.As(err, &re) && re.Error() == msg
 	}}
 }
 
@@ -264,13 +265,7 @@ func serverErr(msg string) replytest.ErrCheck {
 func expectTop(m msg) replytest.Want {
 	switch m.typ {
 	case typeSimpleErr, typeBlobErr:
-		if strings.HasPrefix(strings.TrimPrefix(m.str, "ERR "), "NOSCRIPT") {
-			return replytest.Fails(replytest.NoScript(func(err error) bool {
-				var re *rueidis.RedisError
-				return errors.As(err, &re) && re.Error() == strings.TrimPrefix(m.str, "ERR ")
-			}))
-		}
-		return replytest.Fails(serverErr(m.str))
+		return replytest.Fails(wantServerErr(m.str))
 	default:
 		return expect(m)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scriptlock/scriptlock/drivers/internal/boxed"
 	"github.com/scriptlock/scriptlock/drivers/internal/scriptload"
+	"github.com/scriptlock/scriptlock/drivers/internal/servererr"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -183,19 +184,27 @@ func do(ctx context.Context, c rueidis.Client, build func() rueidis.Completed) r
 // borrowedRetries bounds the tries of one command in do.
 const borrowedRetries = 3
 
-// reply translates a rueidis result into the Scripter vocabulary.
+// reply translates a rueidis result into the Scripter vocabulary. A
+// server's error reply (rueidis's *RedisError) becomes a locker.ServerError;
+// other errors pass unchanged.
 func reply(res rueidis.RedisResult) (any, error) {
 	m, err := res.ToMessage()
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
 			return nil, nil
 		}
-		if re, ok := rueidis.IsRedisErr(err); ok && re.IsNoScript() {
-			return nil, fmt.Errorf("%w: %w", locker.ErrNoScript, err)
-		}
-		return nil, err
+		return nil, serverErr(err)
 	}
 	return translate(&m)
+}
+
+// serverErr returns err as a locker.ServerError when it is a server's
+// error reply, else unchanged.
+func serverErr(err error) error {
+	if re, ok := rueidis.IsRedisErr(err); ok {
+		return servererr.New(re.Error(), err)
+	}
+	return err
 }
 
 // translate maps one RESP2 or RESP3 message onto nil, int64, string and
@@ -205,7 +214,7 @@ func translate(m *rueidis.RedisMessage) (any, error) {
 		return nil, nil
 	}
 	if err := m.Error(); err != nil {
-		return nil, err
+		return nil, serverErr(err)
 	}
 	switch {
 	case m.IsInt64():

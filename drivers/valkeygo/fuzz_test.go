@@ -30,11 +30,15 @@ func FuzzReply(f *testing.F) {
 		vm := m.message(t)
 		got, err := reply(valkey.NewResult(vm, nil))
 		want, wantErr := m.want()
-		isNoScript := m.typ == '-' && strings.HasPrefix(strings.TrimPrefix(m.str, "ERR "), "NOSCRIPT")
+		isNoScript := m.typ == '-' && isNoScriptReply(strings.TrimPrefix(m.str, "ERR "))
 		switch {
 		case err != nil:
 			if !wantErr {
 				t.Fatalf("reply(%s) failed: %v; want %#v", vm.String(), err, want)
+			}
+			var se *locker.ServerError
+			if m.typ == '-' && !errors.As(err, &se) {
+				t.Fatalf("reply(%s) = %v, want a locker.ServerError", vm.String(), err)
 			}
 			if errors.Is(err, locker.ErrNoScript) != isNoScript {
 				t.Fatalf("reply(%s): errors.Is(%v, ErrNoScript) = %v, want %v", vm.String(), err, !isNoScript, isNoScript)
@@ -236,4 +240,11 @@ func inVocabulary(v any) bool {
 		return true
 	}
 	return false
+}
+
+// isNoScriptReply reports whether an error reply, as valkey-go hands it
+// over, is NOSCRIPT: its code (first word, after a kvrocks-style "ERR ") is.
+func isNoScriptReply(msg string) bool {
+	code, _, _ := strings.Cut(strings.TrimPrefix(msg, "ERR "), " ")
+	return code == "NOSCRIPT"
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/scriptlock/scriptlock/drivers/internal/servererr"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -242,19 +243,27 @@ func do(ctx context.Context, c valkey.Client, build func() valkey.Completed) val
 // borrowedRetries bounds the tries of one command in do.
 const borrowedRetries = 3
 
-// reply translates a valkey-go result into the Scripter vocabulary.
+// reply translates a valkey result into the Scripter vocabulary. A
+// server's error reply (valkey's *ValkeyError) becomes a locker.ServerError;
+// other errors pass unchanged.
 func reply(res valkey.ValkeyResult) (any, error) {
 	m, err := res.ToMessage()
 	if err != nil {
 		if valkey.IsValkeyNil(err) {
 			return nil, nil
 		}
-		if re, ok := valkey.IsValkeyErr(err); ok && re.IsNoScript() {
-			return nil, fmt.Errorf("%w: %w", locker.ErrNoScript, err)
-		}
-		return nil, err
+		return nil, serverErr(err)
 	}
 	return translate(&m)
+}
+
+// serverErr returns err as a locker.ServerError when it is a server's
+// error reply, else unchanged.
+func serverErr(err error) error {
+	if re, ok := valkey.IsValkeyErr(err); ok {
+		return servererr.New(re.Error(), err)
+	}
+	return err
 }
 
 // translate maps one RESP2 or RESP3 message onto nil, int64, string and
@@ -265,7 +274,7 @@ func translate(m *valkey.ValkeyMessage) (any, error) {
 		return nil, nil
 	}
 	if err := m.Error(); err != nil {
-		return nil, err
+		return nil, serverErr(err)
 	}
 	switch {
 	case m.IsInt64():

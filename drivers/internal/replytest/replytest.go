@@ -97,11 +97,16 @@ func Same(e error) ErrCheck {
 	}}
 }
 
-// NoScript allows an error that matches locker.ErrNoScript and for which
-// carries(err) holds (it still carries the server's error).
-func NoScript(carries func(error) bool) ErrCheck {
-	return ErrCheck{"wraps locker.ErrNoScript and the server error", func(err error) bool {
-		return errors.Is(err, locker.ErrNoScript) && carries(err)
+// Server allows a *locker.ServerError that wraps cause, the client's error
+// for the reply msg (any error when cause is nil), and that matches locker.ErrNoScript exactly when the
+// reply's code (its first word, after a kvrocks-style "ERR ") is NOSCRIPT.
+func Server(msg string, cause error) ErrCheck {
+	rest := strings.TrimPrefix(msg, "ERR ")
+	code, _, _ := strings.Cut(rest, " ")
+	noScript := code == "NOSCRIPT"
+	return ErrCheck{fmt.Sprintf("a locker.ServerError for %q (NOSCRIPT: %v)", msg, noScript), func(err error) bool {
+		var se *locker.ServerError
+		return errors.As(err, &se) && (cause == nil || errors.Is(err, cause)) && errors.Is(err, locker.ErrNoScript) == noScript
 	}}
 }
 
