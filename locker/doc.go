@@ -2,8 +2,8 @@
 // on Redis built from Lua scripts.
 //
 // A Client runs every operation as one script through a Scripter, the small
-// contract a driver implements for a Redis client (see the drivers
-// directory for go-redis, redigo and rueidis). The core owns all policy:
+// contract a driver implements for a Redis client (the drivers directory
+// has four: go-redis, redigo, rueidis and valkey-go). The core owns all policy:
 // EVALSHA first, and on NOSCRIPT load the script and retry within the same
 // call; validation; waiting and deadlines.
 //
