@@ -37,6 +37,11 @@ var multiCases = []testCase{
 		exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 	},
 	{
+		name:  "Multi/NoLeaseWithError",
+		rule:  "TryLock and Lock return a nil MultiLease with every error: a name held by another owner (ErrNotObtained), ctx ended, and the Client closed (ErrClosed); no name is left held.",
+		check: checkMultiNoLeaseWithError,
+	},
+	{
 		name:  "Multi/Lost",
 		rule:  "An auto-refreshed MultiLease is reported lost (Lost closed, Context cancelled, Err set) when one of its parts is taken away, and its other names are released.",
 		check: checkMultiLost,
@@ -302,4 +307,32 @@ func checkMultiBadInput(t *testing.T, e *env) {
 	_, err = m.Lock(nilCtx)
 	assert.ErrorIs(t, err, locker.ErrNilContext, "call: Lock(nil)")
 	assert.Empty(t, e.lockKeysLeft(), "nothing is left in Redis after the bad inputs")
+}
+
+func checkMultiNoLeaseWithError(t *testing.T, e *env) {
+	names := []string{"nl-a", "nl-b", "nl-c"}
+	c := e.client(nil)
+	h, err := e.mutex(e.client(nil), "nl-b", outcomeTTL, nil).TryLock(e.ctx)
+	require.NoError(t, err, "call: plain TryLock of \"nl-b\" (setup)")
+	m := e.multi(c, names, outcomeTTL, nil)
+	l, err := m.TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: MultiLock.TryLock with a name held")
+	assert.Nil(t, l, "call: MultiLock.TryLock with a name held: the lease")
+	ctx, cancel := context.WithTimeout(e.ctx, 200*time.Millisecond)
+	l, err = m.Lock(ctx)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "call: MultiLock.Lock until ctx ends")
+	assert.Nil(t, l, "call: MultiLock.Lock until ctx ends: the lease")
+	require.NoError(t, h.Unlock(e.ctx), "call: Unlock of the plain lease")
+	require.NoError(t, c.Close(), "call: Close")
+	l, err = m.TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrClosed, "call: MultiLock.TryLock after Close")
+	assert.Nil(t, l, "call: MultiLock.TryLock after Close: the lease")
+	l, err = m.Lock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrClosed, "call: MultiLock.Lock after Close")
+	assert.Nil(t, l, "call: MultiLock.Lock after Close: the lease")
+	prober := e.client(nil)
+	for _, n := range names {
+		require.Eventually(t, func() bool { return e.mutexFree(prober, n) }, freeWithin, 20*time.Millisecond, "%q is free soon after", n)
+	}
 }

@@ -61,6 +61,11 @@ var quorumCases = []testCase{
 		rule:  "NewQuorum refuses no clients, a nil or repeated Client, too many clients (ErrInvalidOption), a bad name or TTL; nothing is sent.",
 		check: checkQuorumBadInput,
 	},
+	{
+		name:  "Quorum/NoLeaseWithError",
+		rule:  "TryLock and Lock return a nil lease with every error: the lock held on a majority (ErrNotObtained), ctx ended, and a Client closed between its part's grant and the attempt's decision (ErrClosed; the grant is released: the lock is free on every deployment soon after).",
+		check: checkQuorumNoLeaseWithError,
+	},
 }
 
 // quorumSet is the case's own deployment and two standalone servers the
@@ -424,4 +429,62 @@ func checkQuorumBadInput(t *testing.T, e *env) {
 		assert.Nil(t, q, "call: NewQuorum with %s", tc.what)
 	}
 	assert.Empty(t, e.keysLeft(), "call: keys after refused NewQuorum calls")
+}
+
+func checkQuorumNoLeaseWithError(t *testing.T, e *env) {
+	qs := newQuorumSet(t, e, nil)
+	f := e.faults()
+	qs.clients[0] = e.clientOn(f, nil) // deployment 0's calls go through f
+	opts := &locker.QuorumOptions{PartTimeout: 10 * time.Second}
+
+	// Held on a majority.
+	holders := []*locker.Lease{}
+	for _, i := range []int{1, 2} {
+		l, err := e.mutex(qs.clients[i], "held", outcomeTTL, nil).TryLock(e.ctx)
+		require.NoError(t, err, "call: plain TryLock of \"held\" on deployment %d (setup)", i)
+		holders = append(holders, l)
+	}
+	q := qs.quorum("held", outcomeTTL, opts)
+	l, err := q.TryLock(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNotObtained, "call: Quorum.TryLock of a lock held on a majority")
+	assert.Nil(t, l, "call: Quorum.TryLock of a lock held on a majority: the lease")
+	ctx, cancel := context.WithTimeout(e.ctx, 200*time.Millisecond)
+	l, err = q.Lock(ctx)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "call: Quorum.Lock until ctx ends")
+	assert.Nil(t, l, "call: Quorum.Lock until ctx ends: the lease")
+	for _, h := range holders {
+		require.NoError(t, h.Unlock(e.ctx), "call: Unlock of a plain lease")
+	}
+
+	// A Client closed between its part's grant and the decision:
+	// deployment 0's grant is slow, 1 grants at once and is closed
+	// meanwhile, 2 refuses (held by a plain Mutex).
+	h, err := e.mutex(qs.clients[2], "closing", outcomeTTL, nil).TryLock(e.ctx)
+	require.NoError(t, err, "call: plain TryLock of \"closing\" on deployment 2 (setup)")
+	q = qs.quorum("closing", outcomeTTL, opts)
+	a := f.delayReply("acquire", 1, time.Second)
+	type res struct {
+		l   *locker.QuorumLease
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		l, err := q.TryLock(e.ctx)
+		done <- res{l, err}
+	}()
+	a.awaitApplied(t, 1, "the slow grant on deployment 0")
+	applied := time.Now()
+	go func() { _ = qs.clients[1].Close() }()
+	require.Eventually(t, func() bool {
+		_, err := qs.clients[1].Inspect(e.ctx, "closing")
+		return errors.Is(err, locker.ErrClosed)
+	}, 5*time.Second, time.Millisecond, "call: Inspect on deployment 1's Client after Close: want ErrClosed")
+	require.Less(t, time.Since(applied), time.Second, "deployment 1's Client must close while deployment 0's grant is still on its way (the fault's delay)")
+	r := <-done
+	require.ErrorIs(t, r.err, locker.ErrClosed, "call: Quorum.TryLock with a Client closed before the decision")
+	assert.Nil(t, r.l, "call: Quorum.TryLock with a Client closed before the decision: the lease")
+	require.NoError(t, h.Unlock(e.ctx), "call: Unlock of the plain lease on deployment 2")
+	require.Eventually(t, func() bool { return !qs.held(0, "closing") }, freeWithin, 20*time.Millisecond,
+		"the grant of the closed attempt on deployment 0 is released soon after")
 }

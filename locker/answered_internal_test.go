@@ -27,6 +27,8 @@ func TestAnswered(t *testing.T) {
 		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, false},
 		{errors.New("redis: connection pool timeout"), false},
 		{errors.New("redigo: connection closed"), false},
+		{errors.New("WRONGTYPE the text of a reply, not marked by the driver"), false},
+		{&unknownError{last: NewServerError("LOADING Redis is loading", nil), first: io.EOF}, false},
 	} {
 		if got := answered(tc.err); got != tc.want {
 			t.Errorf("answered(%q) = %v, want %v", tc.err, got, tc.want)
@@ -35,8 +37,8 @@ func TestAnswered(t *testing.T) {
 }
 
 // TestTransient checks which failures Lock and the lease operations retry:
-// connection failures and the passing server states, wherever they appear
-// in a wrapped error's text.
+// connection failures and timeouts, and the passing server states a
+// driver marked as a ServerError.
 func TestTransient(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
@@ -58,7 +60,10 @@ func TestTransient(t *testing.T) {
 		{NewServerError("WRONGTYPE Operation against a key holding the wrong kind of value", nil), false},
 		{fmt.Errorf("%w: acquire: got 7", ErrUnexpectedReply), false},
 		{context.Canceled, false},
+		{fmt.Errorf("locker: no answer: %w", context.DeadlineExceeded), true},
 		{errors.New("fake: i/o failure"), false},
+		{errors.New("LOADING the text of a reply, not marked by the driver"), false},
+		{&unknownError{last: NewServerError("LOADING Redis is loading", nil), first: io.EOF}, false},
 	} {
 		if got := transient(tc.err); got != tc.want {
 			t.Errorf("transient(%q) = %v, want %v", tc.err, got, tc.want)

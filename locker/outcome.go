@@ -84,15 +84,16 @@ func answered(err error) bool {
 }
 
 // transient reports whether a later try may cure err: a passing state, or
-// a broken or refused connection (its outcome is unknown: only the
-// callers of idempotent scripts retry it).
+// a broken or refused connection or a timeout (context.DeadlineExceeded is
+// a net.Error too: a call bounded by its own deadline, such as a Quorum
+// part's, is tried again while the caller's ctx lives). Its outcome is
+// unknown: only the callers of idempotent scripts retry it.
 func transient(err error) bool {
 	switch outcomeOf(err) {
 	case passing:
 		return true
 	case unknown:
-		if errors.As(err, new(*unknownError)) || errors.Is(err, ErrNotAcknowledged) ||
-			errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if errors.As(err, new(*unknownError)) || errors.Is(err, ErrNotAcknowledged) {
 			return false
 		}
 		var ne net.Error
