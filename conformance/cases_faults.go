@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // faultCases check recovery from faults injected behind the driver's back.

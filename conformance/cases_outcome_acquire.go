@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // tryModes are the non-blocking acquire modes; every acquire site is also

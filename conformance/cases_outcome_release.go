@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // releaseModes are the leases whose release every Release rule tries.

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // quorumCases: a Quorum over three deployments, the case's own and two

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/scriptlock/scriptlock/internal/redisserver"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/require"
 )
 
 func init() {

@@ -22,10 +22,10 @@ import (
 
 	"github.com/scriptlock/scriptlock/conformance"
 	"github.com/scriptlock/scriptlock/conformance/internal/testdrivers"
-	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // minSafeRules is how many rules the safe profile must pass on a

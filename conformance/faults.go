@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fate is what a faultScripter does to a call it was armed for. Each one

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The suite as a guest on a server it did not start (SCRIPTLOCK_REDIS_ADDR

@@ -12,9 +12,9 @@ import (
 
 	"github.com/scriptlock/scriptlock/conformance"
 	"github.com/scriptlock/scriptlock/conformance/internal/testdrivers"
-	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // guestRules are the rules that change a server's settings (CONFIG SET,

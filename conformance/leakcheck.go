@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/require"
 )
 
 // ownPackages are the packages whose goroutines must not outlive a case:

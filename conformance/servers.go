@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ACLCommandsPlainPubSub is [ACLCommands] for a server without sharded

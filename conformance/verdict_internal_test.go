@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestVerdictTable checks the verdict's shape: a header per column with

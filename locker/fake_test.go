@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/require"
 )
 
 // luaScript is one file of lua/ as read from disk, assembled.

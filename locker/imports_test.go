@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // TestStandardLibraryOnly keeps the core free of client dependencies: its

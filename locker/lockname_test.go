@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestLockName(t *testing.T) {

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/internal/resptest"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/require"
 )
 
 // redisEnv is one test's view of the shared test server.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func newSem(t testing.TB, c *locker.Client, name string, permits int, ttl time.Duration, opts *locker.SemaphoreOptions) *locker.Semaphore {

@@ -6,6 +6,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/scriptlock/scriptlock v0.0.0
 	github.com/scriptlock/scriptlock/drivers/goredis v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
@@ -21,6 +22,7 @@ require (
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
 

@@ -11,9 +11,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 	lockotel "github.com/scriptlock/scriptlock/otel"
+	"github.com/stretchr/testify/require"
 )
 
 // harness is an Observer wired to in-memory OpenTelemetry providers.

@@ -16,10 +16,10 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 	lockotel "github.com/scriptlock/scriptlock/otel"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // eventCase is one synthetic Event and what the Observer must record for

@@ -9,12 +9,12 @@ import (
 	"go.opentelemetry.io/otel/codes"
 
 	goredisdriver "github.com/scriptlock/scriptlock/drivers/goredis"
-	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
 	lockotel "github.com/scriptlock/scriptlock/otel"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestErrorType checks the error.type of the errors the core returns.

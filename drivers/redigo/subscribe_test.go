@@ -11,7 +11,7 @@ import (
 	"github.com/scriptlock/scriptlock/drivers/internal/subtest"
 	"github.com/scriptlock/scriptlock/drivers/redigo"
 	"github.com/scriptlock/scriptlock/internal/leak"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSubscribe checks fan-out, unsubscribe, payloads (subtest.Payloads)

@@ -5,8 +5,12 @@ go 1.26.0
 require (
 	github.com/redis/rueidis v1.0.79
 	github.com/scriptlock/scriptlock v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
 )
 
-require golang.org/x/sys v0.47.0 // indirect
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+)
 
 replace github.com/scriptlock/scriptlock => ../..

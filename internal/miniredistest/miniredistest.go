@@ -25,10 +25,10 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/leak"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Run starts a miniredis server, connects to it with connect (which

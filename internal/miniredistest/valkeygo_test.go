@@ -7,8 +7,8 @@ import (
 
 	"github.com/scriptlock/scriptlock/drivers/valkeygo"
 	"github.com/scriptlock/scriptlock/internal/miniredistest"
-	"github.com/scriptlock/scriptlock/internal/require"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMiniredis runs every user-facing operation through this driver on

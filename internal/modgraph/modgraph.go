@@ -33,6 +33,14 @@ var Drivers = []Driver{
 	{"drivers/valkeygo", Core + "/drivers/valkeygo", []string{"github.com/valkey-io/valkey-go"}},
 }
 
+// Testify is testify and the modules it requires: the project's tests use
+// testify, so the core's go.mod requires it, and it enters the graph of a
+// driver's user (never their build). go-redis brings it already.
+var Testify = []string{
+	"github.com/stretchr/testify", "github.com/stretchr/objx", "github.com/davecgh/go-spew",
+	"github.com/pmezard/go-difflib", "gopkg.in/yaml.v3", "go.yaml.in/yaml/v3",
+}
+
 // Paths parses the output of `go list -m all` ("path version" lines, the
 // main module's line without a version) into the module paths, the main
 // module's first.
@@ -49,12 +57,15 @@ func Paths(listing string) []string {
 
 // Unexpected returns the modules of user (the module paths a program
 // importing locker and d lists, its own first) that are neither the core,
-// nor d's module, nor in client (the paths a program importing only d's
-// client lists, its own first). Versions are not compared: the program's
+// nor d's module, nor testify or its requirements, nor in client (the
+// paths a program importing only d's client lists, its own first). Versions are not compared: the program's
 // build list may pick a newer version of a module the client requires,
 // which is still one of the client's requirements.
 func Unexpected(d Driver, user, client []string) []string {
 	allowed := map[string]bool{Core: true, d.Module: true}
+	for _, p := range Testify {
+		allowed[p] = true
+	}
 	if len(client) > 0 {
 		for _, p := range client[1:] {
 			allowed[p] = true
@@ -90,11 +101,12 @@ func Versions(listing string) map[string]string {
 // modules of the client's graph that the program gets at another version
 // than a program of the client alone: a driver's go.mod that requires a
 // newer version of one of its client's requirements (go work sync does
-// that) forces the upgrade on every user of the driver.
+// that) forces the upgrade on every user of the driver. Testify and its
+// requirements, which only tests build, are left out.
 func Raised(user, client map[string]string) []string {
 	var out []string
 	for p, cv := range client {
-		if uv, ok := user[p]; ok && uv != cv {
+		if uv, ok := user[p]; ok && uv != cv && !slices.Contains(Testify, p) {
 			out = append(out, fmt.Sprintf("%s: %s -> %s", p, cv, uv))
 		}
 	}

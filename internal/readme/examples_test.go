@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // exampleNameRE matches the name of a runnable example in a page.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // installBlock returns the first ```sh block under README.md's "## Install"

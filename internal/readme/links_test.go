@@ -10,8 +10,8 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // linkRE matches a Markdown link or image target: [text](target) or

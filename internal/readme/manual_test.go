@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The pages a user reads describe the software as it is: a manual, not a

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // block is one ```go block of the README.

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLaunchPortInUse checks that a port taken between probe and bind is

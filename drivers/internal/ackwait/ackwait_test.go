@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestCommand(t *testing.T) {

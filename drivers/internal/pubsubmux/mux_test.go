@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/scriptlock/scriptlock/drivers/internal/subtest"
-	"github.com/scriptlock/scriptlock/internal/assert"
 	"github.com/scriptlock/scriptlock/internal/leak"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeServer answers the Mux's commands as a Redis server would: with

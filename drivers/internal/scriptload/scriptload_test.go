@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/scriptlock/scriptlock/drivers/internal/scriptload"
-	"github.com/scriptlock/scriptlock/internal/assert"
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var errDown = errors.New("connection refused")
