@@ -35,6 +35,7 @@ type Client struct {
 	renewer *renewer // auto-refresh, see renew.go
 	wake    wakeHub  // push wake-ups, see wake.go
 	slots   slotPool // waiters' own channels, see slots.go
+	hints   hints    // calls waiting per kind and name, see hint.go
 	jan     *janitor // background clean-ups, see cleanup.go
 }
 

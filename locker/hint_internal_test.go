@@ -149,7 +149,7 @@ func TestLockStarvesAfterLateHint(t *testing.T) {
 	defer c.Close()
 	m, err := c.NewMutex("late-hint", 10*time.Second, nil)
 	require.NoError(t, err)
-	leave := c.joinHint("mutex", m.name) // another Lock starves on the name
+	leave := c.hints.join("mutex", m.name) // another Lock starves on the name
 	defer leave()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -146,7 +146,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	// A default-mode Lock that expects no wait (no other Lock of this
 	// Client starves on the name) makes its first try before anything a
 	// wait needs is set up, so that a grant costs no more than TryLock's.
-	if m.fifo || m.starve > 0 && m.c.waitHint("mutex", m.name) || ctx.Err() != nil || m.c.closed.Load() {
+	if m.fifo || m.starve > 0 && m.c.hints.waiting("mutex", m.name) || ctx.Err() != nil || m.c.closed.Load() {
 		return m.wait(ctx, start, nil)
 	}
 	var spare *Lease
@@ -202,7 +202,7 @@ func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Le
 	starved, hurry := false, false
 	unhint := func() {}
 	if m.starve > 0 {
-		hurry = m.c.waitHint("mutex", m.name)
+		hurry = m.c.hints.waiting("mutex", m.name)
 		// With Lock's plain first try made already, the hint (which may
 		// have come since) switches the waiter after that refusal: it
 		// would otherwise join before the loop hands back that stale
@@ -213,7 +213,7 @@ func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Le
 			var ch string
 			waiter, ch, _, giveBack = m.c.takeSlot(ctx, m.wake)
 			qttl, starved, hand.id = m.queueMS, true, waiter
-			unhint = m.c.joinHint("mutex", m.name)
+			unhint = m.c.hints.join("mutex", m.name)
 			return ch
 		}
 	}

@@ -208,7 +208,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	running := s.running.Add(1) - 1
 	defer s.running.Add(-1)
 	var early <-chan struct{}
-	if s.c.waitHint("semaphore", s.name) || int(running) >= s.permits {
+	if s.c.hints.waiting("semaphore", s.name) || int(running) >= s.permits {
 		var leave func(bool)
 		early, leave = s.c.joinWake(ctx, own, false)
 		defer leave(false)
@@ -240,7 +240,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 			}
 			pttl = wait
 			if waiting == nil {
-				waiting = s.c.joinHint("semaphore", s.name)
+				waiting = s.c.hints.join("semaphore", s.name)
 			}
 		}
 		return l, wait, err
