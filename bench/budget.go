@@ -65,7 +65,7 @@ type DidNotFinishError struct {
 }
 
 func (e *DidNotFinishError) Error() string {
-	s := fmt.Sprintf("did not finish within its budget of %v; waiting in: %s", e.Budget, e.WaitingIn)
+	s := fmt.Sprintf("did not finish within its budget of %v; waiting in: %s", e.Budget.Round(time.Millisecond), e.WaitingIn)
 	if e.Abandoned {
 		return s + fmt.Sprintf("; still running %v after its context ended (abandoned)", rowGrace)
 	}

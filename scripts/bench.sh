@@ -293,7 +293,7 @@ run_bin() {
 			row=$cur row_since=$SECONDS noted=0
 		elif [[ -n "$row" && $((SECONDS - row_since)) -ge $((60 * (noted + 1))) ]]; then
 			noted=$((noted + 1))
-			echo "   still running $row: $((SECONDS - row_since))s so far (each run of a row stops at its budget, BENCH_ROW_BUDGET=${BENCH_ROW_BUDGET:-30s})"
+			echo "   still running $row: $((SECONDS - row_since))s so far (a row stops at its budget: BENCH_ROW_BUDGET=${BENCH_ROW_BUDGET:-30s} per run, plus the window and set-up of a refresh row)"
 		fi
 	done
 	wait "$pid" || rc=$?

@@ -13,7 +13,7 @@ import (
 // the peer on that driver (bsm/redislock on go-redis, rueidislock on
 // rueidis), against one redis-server it starts or the one named by
 // SCRIPTLOCK_REDIS_ADDR. Its xraw and xredislock figures are the
-// uncontended targets of issue 20.
+// uncontended performance targets (see cmd/benchtargets).
 func BenchmarkPaired(b *testing.B) {
 	srv := redisserver.StartStandalone(b)
 	main, others := bench.Targets(), peers.Targets()

@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/scriptlock/scriptlock/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCounter(t *testing.T) {
