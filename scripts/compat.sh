@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # compat.sh — the compatibility matrix: runs the conformance suite (every
-# top-level test of ./conformance, so every rule group, standalone and a
+# top-level test of ./conformance/ and ./conformance/internal/intree, the
+# in-tree drivers' certification: every rule group, standalone and a
 # 3-master Cluster with replicas, every in-tree driver; without -race)
 # against each server it is given and prints one table: a row per server
 # and deployment, a column per driver, each cell the rules passed / failed
@@ -15,8 +16,8 @@
 #
 # Other knobs:
 #   SCRIPTLOCK_COMPAT_JOBS=1       runs at once (one per server, every driver in it
-#                                  at the same time, as go test ./conformance/ runs
-#                                  them; default 1)
+#                                  at the same time, as go test
+#                                  ./conformance/internal/intree/ runs them; default 1)
 #   SCRIPTLOCK_COMPAT_OUT=dir      where the go test -json output and summary.md go
 #                                  (default: a new temporary directory)
 #   SCRIPTLOCK_COMPAT_RUN=regexp   top-level tests to run (default: Test.*, all of them)
@@ -43,7 +44,7 @@ export SCRIPTLOCK_SUITE=full
 
 jobs=${SCRIPTLOCK_COMPAT_JOBS:-1}
 # One run at a time, each with every rule group at once (as go test
-# ./conformance/ runs them, each group on servers of its own). Runs at
+# ./conformance/internal/intree/ runs them, each group on servers of its own). Runs at
 # once share the machine, so then each takes its groups one after another
 # (go test -parallel 1): two binaries with every group at once made the
 # rules that bound how soon something happens late (2026-11-26:
@@ -82,10 +83,13 @@ if [[ ${#servers[@]} -eq 0 ]]; then
 	exit 1
 fi
 
-# The drivers the suite's own tests run (conformance/internal/testdrivers).
-mapfile -t drivers < <(grep -oE 'Name: *"[a-z0-9]+"' conformance/internal/testdrivers/testdrivers.go | sed -E 's/.*"(.*)"/\1/')
+# The suite's packages: its own unit tests, and the in-tree drivers'
+# certification (a module of its own, so that the suite's module requires
+# no client); and the drivers that certification runs.
+pkgs=(./conformance/ ./conformance/internal/intree/)
+mapfile -t drivers < <(grep -oE 'Name: *"[a-z0-9]+"' conformance/internal/intree/testdrivers/testdrivers.go | sed -E 's/.*"(.*)"/\1/')
 if [[ ${#drivers[@]} -eq 0 ]]; then
-	echo "compat.sh: found no driver names in conformance/internal/testdrivers/testdrivers.go" >&2
+	echo "compat.sh: found no driver names in conformance/internal/intree/testdrivers/testdrivers.go" >&2
 	exit 1
 fi
 
@@ -121,7 +125,7 @@ done
 
 echo "== compat: $(printf '%s, ' "${labels[@]}" | sed 's/, $//')"
 echo "   drivers: ${drivers[*]}; tests: $tests; $jobs runs at once, $parallel rule groups at once in each; output in $out"
-go test -count=1 -run '^$' ./conformance/ >/dev/null # build once, before the runs
+go test -count=1 -run '^$' "${pkgs[@]}" >/dev/null # build once, before the runs
 
 # run SLUG: one go test process for one server, every driver in it at the
 # same time (the suite bounds how many rules run at once in the process,
@@ -134,7 +138,7 @@ run() {
 	start=$(date +%s)
 	PATH="$out/bin/$slug:$PATH" go test -count=1 -json -timeout "$timeout" -parallel "$parallel" \
 		-run "^($tests)\$/^driver=($(IFS='|'; echo "${drivers[*]}"))\$" -skip '^TestSafeProfile' \
-		./conformance/ >"$out/$slug.json" 2>"$out/$slug.stderr" || rc=$?
+		"${pkgs[@]}" >"$out/$slug.json" 2>"$out/$slug.stderr" || rc=$?
 	echo "   $slug: $(($(date +%s) - start))s (exit $rc)"
 }
 

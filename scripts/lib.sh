@@ -2,10 +2,10 @@
 
 # every_package is the pattern of every package of every module of the
 # workspace (go.work at the root: the core, each driver, conformance,
-# bench, bench/peers, cmd/scriptlock, otel, internal/miniredistest). ./...
-# does not do it: at the root it stops at every nested go.mod, so it
-# matches only the core module's packages, while an import-path pattern
-# matches the packages of every workspace module.
+# conformance/internal/intree, bench, bench/peers, cmd/scriptlock, otel,
+# internal/miniredistest). ./... does not do it: at the root it stops at
+# every nested go.mod, so it matches only the core module's packages, while
+# an import-path pattern matches the packages of every workspace module.
 every_package=github.com/scriptlock/scriptlock/...
 
 # ensure_redis makes sure redis-server and redis-cli are on PATH, installing

@@ -9,7 +9,8 @@
 #                              # (and skip fuzzing)
 #
 # It covers every module of the workspace (go.work): the core, each driver,
-# conformance, bench, bench/peers, cmd/scriptlock, otel and
+# conformance, conformance/internal/intree (the in-tree drivers'
+# certification), bench, bench/peers, cmd/scriptlock, otel and
 # internal/miniredistest (see every_package in scripts/lib.sh).
 #   SCRIPTLOCK_FUZZ=0 scripts/test.sh   # no fuzz run
 set -euo pipefail

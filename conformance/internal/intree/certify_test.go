@@ -1,4 +1,4 @@
-package conformance_test
+package intree_test
 
 import (
 	"context"
@@ -21,7 +21,8 @@ import (
 	"time"
 
 	"github.com/scriptlock/scriptlock/conformance"
-	"github.com/scriptlock/scriptlock/conformance/internal/testdrivers"
+	"github.com/scriptlock/scriptlock/conformance/internal/hooks"
+	"github.com/scriptlock/scriptlock/conformance/internal/intree/testdrivers"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/assert"
@@ -84,12 +85,12 @@ func TestSafeProfileACLUser(t *testing.T) {
 	app, err := redisserver.Open(fmt.Sprintf("redis://app:%s@%s", pw, srv.Addr), "")
 	require.NoError(t, err, "call: redisserver.Open(redis://app:<pw>@%s)", srv.Addr)
 	if os.Getenv(conformance.EnvSuite) == "" {
-		profile, err := conformance.DefaultProfile(app)
+		profile, err := hooks.DefaultProfile(app)
 		require.NoError(t, err)
 		require.Equal(t, conformance.ProfileSafe, profile, "the default profile on a deployment the suite did not start")
 	}
 	if !t.Run("driver=goredis", func(t *testing.T) {
-		got := conformance.RunStandaloneRulesOn(t, testdrivers.GoRedis, app, conformance.ProfileSafe, conformance.Rules()...)
+		got := hooks.RunStandaloneRulesOn(t, testdrivers.GoRedis, app, conformance.ProfileSafe, hooks.Rules()...)
 		checkSafeOutcomes(t, got)
 	}) {
 		return
@@ -138,7 +139,7 @@ func adminCommands(t *testing.T, srv *redisserver.Server) map[string]bool {
 // checkSafeOutcomes checks a safe-profile run: every rule either ran (and
 // passed, or t failed) or was reported not applicable with a reason, at
 // least minSafeRules ran, and the ones left out say why.
-func checkSafeOutcomes(t *testing.T, got map[string]conformance.Outcome) {
+func checkSafeOutcomes(t *testing.T, got map[string]hooks.Outcome) {
 	t.Helper()
 	ran := 0
 	for rule, o := range got {
@@ -180,7 +181,7 @@ func TestSafeProfileTLS(t *testing.T) {
 	require.NoError(t, err, "call: redisserver.Open(rediss://127.0.0.1:%d) with the test's CA", port)
 	require.NotNil(t, srv.Dial().TLS, "rediss:// dials TLS")
 	t.Run("driver=goredis", func(t *testing.T) {
-		got := conformance.RunStandaloneRulesOn(t, testdrivers.GoRedis, srv, conformance.ProfileSafe, conformance.Rules()...)
+		got := hooks.RunStandaloneRulesOn(t, testdrivers.GoRedis, srv, conformance.ProfileSafe, hooks.Rules()...)
 		checkSafeOutcomes(t, got)
 	})
 }
@@ -348,7 +349,7 @@ func TestDriverWithoutConnect(t *testing.T) {
 	}
 	srv := redisserver.StartStandalone(t)
 	t.Run("driver="+d.Name, func(t *testing.T) {
-		got := conformance.RunStandaloneRulesOn(t, d, srv, conformance.ProfileFull, "Mutex/OneWinner", "ACL/LeastPrivilege")
+		got := hooks.RunStandaloneRulesOn(t, d, srv, conformance.ProfileFull, "Mutex/OneWinner", "ACL/LeastPrivilege")
 		for _, r := range []string{"Mutex/OneWinner", "ACL/LeastPrivilege"} {
 			if assert.Contains(t, got, r) {
 				assert.False(t, got[r].Skipped, "rule %s with Standalone and Authenticated: want it run, got not applicable (%s)", r, got[r].NotApplicable)

@@ -1,4 +1,4 @@
-package conformance_test
+package intree_test
 
 import (
 	"flag"
@@ -11,7 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/scriptlock/scriptlock/conformance"
-	"github.com/scriptlock/scriptlock/conformance/internal/testdrivers"
+	"github.com/scriptlock/scriptlock/conformance/internal/hooks"
+	"github.com/scriptlock/scriptlock/conformance/internal/intree/testdrivers"
 	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/redislog"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
@@ -95,7 +96,7 @@ func runDrivers(t *testing.T, groups ...string) {
 		t.Skipf("%v names a deployment: TestConformance certifies it with every rule group (-run 'TestConformance/driver=<name>/deployment=<kind>/%s/')", set, groups[0])
 	}
 	t.Parallel()
-	forDrivers(t, func(t *testing.T, d conformance.Driver) { conformance.RunGroupsQuiet(t, d, false, groups...) })
+	forDrivers(t, func(t *testing.T, d conformance.Driver) { hooks.RunGroupsQuiet(t, d, false, groups...) })
 }
 
 // TestQuiet runs the quiet rules of every group (those that must have the
@@ -108,7 +109,7 @@ func TestQuiet(t *testing.T) {
 		t.Skipf("%v names a deployment: TestConformance certifies it with every rule", set)
 	}
 	forDrivers(t, func(t *testing.T, d conformance.Driver) {
-		conformance.RunGroupsQuiet(t, d, true, conformance.Groups()...)
+		hooks.RunGroupsQuiet(t, d, true, conformance.Groups()...)
 	})
 }
 

@@ -1,4 +1,4 @@
-package conformance_test
+package intree_test
 
 import (
 	"bytes"
@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/scriptlock/scriptlock/conformance"
-	"github.com/scriptlock/scriptlock/conformance/internal/testdrivers"
+	"github.com/scriptlock/scriptlock/conformance/internal/hooks"
+	"github.com/scriptlock/scriptlock/conformance/internal/intree/testdrivers"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,7 +59,7 @@ func TestGuest(t *testing.T) {
 			t.Logf("before: appendonly %s; ACL LIST %q", before.config["appendonly"], before.acl)
 
 			// The guest rules change settings: the full profile.
-			got := conformance.RunStandaloneRulesOn(t, d, srv, conformance.ProfileFull, guestRules...)
+			got := hooks.RunStandaloneRulesOn(t, d, srv, conformance.ProfileFull, guestRules...)
 
 			// Named like a rule of the standalone deployment, so that
 			// scripts/compat.sh reports it in that cell.

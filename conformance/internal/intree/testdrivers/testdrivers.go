@@ -1,6 +1,6 @@
-// Package testdrivers builds the in-tree drivers on fresh clients for the
-// conformance suite and the benchmarks, with the client settings this
-// project recommends (a ctx deadline bounds socket I/O; no client-side
+// Package testdrivers builds the in-tree drivers on fresh clients for
+// their certification (the tests of conformance/internal/intree), with the
+// client settings this project recommends (a ctx deadline bounds socket I/O; no client-side
 // cache).
 package testdrivers
 
