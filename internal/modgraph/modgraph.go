@@ -5,7 +5,10 @@
 // the core's go.mod and of a driver's go.mod (even one only their tests
 // need) would show up in that list, so the check runs the go command on
 // scratch modules outside the repository (modgraph_test.go); this file
-// holds what it compares, unit-tested on its own.
+// holds what it compares, unit-tested on its own. The same check keeps the
+// conformance suite lean: a program that imports only the suite (as a
+// third-party driver's tests do) gets the core, the suite and testify, and
+// no driver and no Redis client.
 package modgraph
 
 import (
@@ -32,6 +35,10 @@ var Drivers = []Driver{
 	{"drivers/rueidis", Core + "/drivers/rueidis", []string{"github.com/redis/rueidis"}},
 	{"drivers/valkeygo", Core + "/drivers/valkeygo", []string{"github.com/valkey-io/valkey-go"}},
 }
+
+// Conformance is the conformance suite's module: a third-party driver's
+// tests import it, so its graph must hold no Redis client (SuiteUnexpected).
+const Conformance = Core + "/conformance"
 
 // Testify is testify and the modules it requires: the project's tests use
 // testify, so the core's go.mod requires it, and it enters the graph of a
@@ -70,6 +77,29 @@ func Unexpected(d Driver, user, client []string) []string {
 		for _, p := range client[1:] {
 			allowed[p] = true
 		}
+	}
+	var out []string
+	if len(user) == 0 {
+		return nil
+	}
+	for _, p := range user[1:] {
+		if !allowed[p] {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SuiteUnexpected returns the modules of user (the module paths a program
+// importing only the conformance suite lists, its own first) that are
+// neither the core, nor the suite, nor testify or its requirements: a
+// driver's module or a Redis client there would enter the graph of every
+// third-party driver that runs the suite.
+func SuiteUnexpected(user []string) []string {
+	allowed := map[string]bool{Core: true, Conformance: true}
+	for _, p := range Testify {
+		allowed[p] = true
 	}
 	var out []string
 	if len(user) == 0 {

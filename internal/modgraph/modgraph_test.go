@@ -114,6 +114,48 @@ func TestCoreRequiresOnlyTestify(t *testing.T) {
 	}
 }
 
+// TestSuiteBringsNoClient writes a scratch module outside the repository
+// that imports only the conformance suite (replace directives point at the
+// checkout's modules), runs go mod tidy and go list -m all in it (GOWORK=off,
+// GOFLAGS=-mod=mod), and fails if it lists anything but the core, the
+// suite, and testify and its requirements: a third-party driver that runs
+// the suite must not get the in-tree drivers or their clients. The in-tree
+// drivers are certified from conformance/internal/intree, a module of its
+// own, for that.
+func TestSuiteBringsNoClient(t *testing.T) {
+	goTool := lookGo(t)
+	repo, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, listing := suiteGraph(t, goTool, repo, filepath.Join(repo, "conformance"))
+	if extra := SuiteUnexpected(user); len(extra) > 0 {
+		t.Errorf("a program importing only %s lists modules that are neither the core, nor the suite, nor testify or its requirements: %s\n(conformance/go.mod must require only the core and testify: certify the in-tree drivers from conformance/internal/intree)\nits go list -m all:\n%s",
+			Conformance, strings.Join(extra, ", "), listing)
+	}
+	t.Logf("go list -m all of a program importing only %s:\n%s", Conformance, listing)
+}
+
+// TestSuiteCheckFailsOnAClient runs the check on a stand-in for the suite's
+// module whose go.mod requires go-redis (as the suite's did while it
+// certified the in-tree drivers from its own tests): the check must name it.
+func TestSuiteCheckFailsOnAClient(t *testing.T) {
+	goTool := lookGo(t)
+	repo, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := clientRequires(t, filepath.Join(repo, filepath.FromSlash(Drivers[0].Dir), "go.mod"))[0]
+	dst := t.TempDir()
+	write(t, filepath.Join(dst, "go.mod"), fmt.Sprintf("module %s\n\ngo 1.26.0\n\nrequire %s\n", Conformance, client))
+	write(t, filepath.Join(dst, "doc.go"), "// Package conformance stands in for the suite.\npackage conformance\n")
+	user, _ := suiteGraph(t, goTool, repo, dst)
+	mod, _, _ := strings.Cut(client, " ")
+	if extra := SuiteUnexpected(user); !slices.Contains(extra, mod) {
+		t.Fatalf("the check missed %s, required by the suite's go.mod: it found %v\nthe program's list: %v", mod, extra, user)
+	}
+}
+
 // TestUnexpected checks the comparison on lists given by hand.
 func TestUnexpected(t *testing.T) {
 	d := Drivers[0]
@@ -130,6 +172,13 @@ func TestUnexpected(t *testing.T) {
 	other := Drivers[1]
 	if extra := Unexpected(d, append(slices.Clone(good), other.Module), client); !slices.Equal(extra, []string{other.Module}) {
 		t.Errorf("another driver's module must count as unexpected: got %v", extra)
+	}
+	suite := Paths("example.com/user\n" + Core + " v0.0.0 => /repo\n" + Conformance + " v0.0.0 => /repo/conformance\ngithub.com/stretchr/testify v1.12.1\ngo.yaml.in/yaml/v3 v3.0.5\n")
+	if extra := SuiteUnexpected(suite); len(extra) != 0 {
+		t.Errorf("SuiteUnexpected on the core, the suite and testify = %v, want none", extra)
+	}
+	if extra := SuiteUnexpected(append(slices.Clone(suite), d.Module, "github.com/redis/go-redis/v9")); !slices.Equal(extra, []string{"github.com/redis/go-redis/v9", d.Module}) {
+		t.Errorf("SuiteUnexpected with a driver and its client = %v, want both", extra)
 	}
 	raised := Raised(Versions("example.com/user\ngolang.org/x/sys v0.48.0\n"+Core+" v0.0.0 => /repo\n"), Versions("example.com/client\ngolang.org/x/sys v0.47.0\n"))
 	if !slices.Equal(raised, []string{"golang.org/x/sys: v0.47.0 -> v0.48.0"}) {
@@ -183,6 +232,28 @@ func graphs(t *testing.T, goTool, repo string, d Driver, dir string) (user, clie
 	run(t, goTool, c, "mod", "tidy")
 	clientList = run(t, goTool, c, "list", "-m", "all")
 	return Paths(userList), Paths(clientList), userList, clientList
+}
+
+// suiteGraph returns the module paths of go list -m all in a scratch module
+// importing only the conformance suite (the module in dir), and the
+// listing. Every module of the repository is replaced by its directory, so
+// that a suite that requires a driver again lists it (rather than failing
+// to fetch it).
+func suiteGraph(t *testing.T, goTool, repo, dir string) (user []string, listing string) {
+	t.Helper()
+	const pseudo = "v0.0.0-00010101000000-000000000000"
+	var replace strings.Builder
+	fmt.Fprintf(&replace, "\t%s => %s\n\t%s => %s\n", Core, repo, Conformance, dir)
+	for _, d := range Drivers {
+		fmt.Fprintf(&replace, "\t%s => %s\n", d.Module, filepath.Join(repo, filepath.FromSlash(d.Dir)))
+	}
+	u := t.TempDir()
+	write(t, filepath.Join(u, "go.mod"), fmt.Sprintf("module example.com/user\n\ngo 1.26.0\n\nrequire (\n\t%s %s\n\t%s %s\n)\n\nreplace (\n%s)\n",
+		Core, pseudo, Conformance, pseudo, replace.String()))
+	write(t, filepath.Join(u, "main.go"), fmt.Sprintf("package main\n\nimport _ %q\n\nfunc main() {}\n", Conformance))
+	run(t, goTool, u, "mod", "tidy")
+	listing = run(t, goTool, u, "list", "-m", "all")
+	return Paths(listing), listing
 }
 
 // clientRequires returns the direct requirements ("path version") of a
