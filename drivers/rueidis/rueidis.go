@@ -39,7 +39,7 @@ func New(c rueidis.Client) *Scripter {
 }
 
 // EvalSha runs EVALSHA sha1 with keys and args and returns the translated
-// reply: nil (a Redis nil or a Lua false), int64 (a Lua true becomes 1),
+// reply: nil (a nil reply or a Lua false), int64 (a Lua true becomes 1),
 // string, or []any of these. On a Cluster rueidis routes it by the slot of
 // keys[0]; with no keys it goes to any node.
 //
@@ -72,9 +72,10 @@ func (s *Scripter) Eval(ctx context.Context, src string, keys, args []string) (a
 //
 // It blocks until every master has answered or ctx is done, and tries every
 // master even when some fail. It returns the SHA-1 only when all of them
-// loaded the script; otherwise an error that names each failed master with
+// loaded the script (and reported the same SHA-1); otherwise an error that names each failed master with
 // its error (a master of the slot map missing from c.Nodes() fails too; one
-// not tried because ctx ended fails with ctx's error). It adds no retry
+// not tried because ctx ended fails with ctx's error, which the returned
+// error then matches). It adds no retry
 // beyond do's re-send of a command that was never written; masters that
 // loaded the script keep it.
 func (s *Scripter) ScriptLoad(ctx context.Context, src string) (string, error) {
@@ -144,7 +145,7 @@ func clusterMasters(ctx context.Context, nodes map[string]rueidis.Client) ([]str
 				continue // a master without an address: unreachable anyway
 			}
 			if ip == "" {
-				ip = host
+				ip = host // the node answering is that master
 			}
 			if a := net.JoinHostPort(ip, strconv.FormatInt(port, 10)); !slices.Contains(masters, a) {
 				masters = append(masters, a)
@@ -208,7 +209,8 @@ func serverErr(err error) error {
 }
 
 // translate maps one RESP2 or RESP3 message onto nil, int64, string and
-// []any. An error nested in an array is returned as the call's error.
+// []any, the way RESP2 would have sent it. An error nested in an array is
+// returned as the call's error.
 func translate(m *rueidis.RedisMessage) (any, error) {
 	if m.IsNil() {
 		return nil, nil
@@ -227,7 +229,7 @@ func translate(m *rueidis.RedisMessage) (any, error) {
 			return nil, err
 		}
 		return int64(1), nil
-	case m.IsArray():
+	case m.IsArray(): // arrays and RESP3 sets
 		elems, err := m.ToArray()
 		if err != nil {
 			return nil, err
@@ -295,7 +297,8 @@ func small(elems []rueidis.RedisMessage) (any, error) {
 
 // EvalShaBatch runs calls as EvalSha would, with one DoMulti (rueidis
 // pipelines them, one round trip per node on a Cluster), and returns their
-// results in order. It blocks until every call has a result or ctx is done.
+// results in order. It blocks until every call has a result or ctx is
+// done; the calls without a reply then fail with ctx's error.
 func (s *Scripter) EvalShaBatch(ctx context.Context, calls []locker.ScriptCall) []locker.ScriptResult {
 	cmds := make(rueidis.Commands, len(calls))
 	for i, c := range calls {
