@@ -157,7 +157,7 @@ type refuser struct {
 	on atomic.Bool
 }
 
-var errNoPerm = errors.New("NOPERM this user has no permissions to run the 'evalsha' command")
+var errNoPerm = locker.NewServerError("NOPERM this user has no permissions to run the 'evalsha' command", nil)
 
 func (r *refuser) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
 	if r.on.Load() {

@@ -148,7 +148,7 @@ func (m *MultiLock) Lock(ctx context.Context) (*MultiLease, error) {
 	for _, n := range m.names[1:] {
 		own = append(own, m.c.Key(n)+":wake")
 	}
-	out, tries, err := waitFor(m.c, ctx, m.names[0], own, 0, func(ctx context.Context, waited bool) (*MultiLease, *Lease, time.Duration, error) {
+	out, tries, err := waitFor(m.c, ctx, m.c.newWaiter(ctx, m.names[0], false, own...), func(ctx context.Context, waited bool) (*MultiLease, *Lease, time.Duration, error) {
 		l, pttl, err := m.try(ctx, waited)
 		if err != nil {
 			return nil, nil, pttl, err

@@ -167,99 +167,153 @@ type firstTry struct {
 
 // wait is Lock from its first try on, or, with first set, after it.
 func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Lease, error) {
-	var (
-		waiter   string
-		qttl     int64
-		own      []string // a FIFO waiter's channel: a release that hands it the lock wakes it there
-		hand     handed   // a hand-over's wake-up carries its grant (see handed)
-		giveBack = func() {}
-	)
-	early := false // a FIFO waiter's slot is subscribed: listen before the first try
-	if m.fifo {
-		var ch string
-		waiter, ch, early, giveBack = m.c.takeSlot(ctx, m.wake)
-		qttl, own, hand.id = m.queueMS, []string{ch}, waiter
-	}
-	defer func() { giveBack() }()
-	tries := 0
-	// A default-mode waiter starves after m.starve: it gets a waiter id
-	// and its own channel, and its tries keep it in the lock's key.
-	// Once the lock is in starvation mode (waiters starve already), it
-	// starves at once.
-	// While other Locks of this Client starve on the name, so will this
-	// one: it starves before its first try.
-	var (
-		sv        starving
-		takeHands = m.c.acker == nil // with Options.Ack, a grant is acknowledged by the call that learns it
-	)
-	if takeHands {
-		sv.handed = hand.note
-	}
-	// A FIFO waiter whose slot is subscribed (other Locks of this Client
-	// run on the name) listens before its first try: a refusal then needs
-	// no second try to cover a hand-over sent before it listened.
-	sv.now = early
-	starved, hurry := false, false
-	unhint := func() {}
-	if m.starve > 0 {
-		hurry = m.c.hints.waiting("mutex", m.name)
-		// With Lock's plain first try made already, the hint (which may
-		// have come since) switches the waiter after that refusal: it
-		// would otherwise join before the loop hands back that stale
-		// refusal, and sleep the holder's TTL unregistered.
-		sv.after, sv.from, sv.now = m.starve, start, hurry && first == nil
-		sv.early = func() bool { return hurry }
-		sv.join = func() string {
-			var ch string
-			waiter, ch, _, giveBack = m.c.takeSlot(ctx, m.wake)
-			qttl, starved, hand.id = m.queueMS, true, waiter
-			unhint = m.c.hints.join("mutex", m.name)
-			return ch
-		}
-	}
-	var spare *Lease // a refused attempt's, for the next one's arguments
-	if first != nil {
-		spare = first.spare
-	}
-	l, err := m.c.waitStarve(ctx, m.name, !m.fifo, own, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
-		if f, from := hand.take(m.c.margin(m.ttlMS)); f > 0 { // only set when takeHands
-			l, err := m.handedLease(&spare, from, waiter, f)
-			return l, 0, err
-		}
-		tries++
-		if first != nil { // made by Lock: a plain first try
-			r := first
-			first = nil
-			hurry = hurry || errors.Is(r.err, errStarvation)
-			return nil, r.pttl, r.err
-		}
-		from := start // the first try starts with the call
-		if tries > 1 {
-			from = time.Now()
-		}
-		l, pttl, us, err := m.attempt(ctx, &spare, from, waiter, qttl, tries > 1, starved)
-		hand.after(from, us, err)
-		hurry = hurry || errors.Is(err, errStarvation)
-		if (m.fifo || starved) && err != nil {
-			// Refresh the queue entry well before it expires.
-			refresh := time.Duration(qttl) * time.Millisecond / 3
-			if pttl <= 0 || pttl > refresh {
-				pttl = refresh
-			}
-		}
-		return l, pttl, err
-	})
-	unhint()
+	lw := m.newLockWait(ctx, start, first)
+	defer lw.end()
+	l, err := lw.run(ctx)
 	// A hand-over's hold is named by the waiter id (see attempt).
-	m.c.acquiredHow(ctx, m.name, "mutex", start, tries, l, l != nil && waiter != "" && l.hold == waiter, err)
-	if err != nil && (m.fifo || starved) && tries > 0 {
-		keys, args := []string{m.keys[1], m.keys[2], m.keys[0]}, []string{waiter, m.wake}
+	m.c.acquiredHow(ctx, m.name, "mutex", start, lw.tries, l, l != nil && lw.id != "" && l.hold == lw.id, err)
+	if err != nil && (m.fifo || lw.starved) && lw.tries > 0 {
+		keys, args := []string{m.keys[1], m.keys[2], m.keys[0]}, []string{lw.id, m.wake}
 		m.c.later(m.keys[0], time.Time{}, func(ctx context.Context) error {
 			_, err := m.c.run(ctx, scriptDequeue, keys, args)
 			return err
 		})
 	}
 	return l, err
+}
+
+// A lockWait is one Lock's wait (see Mutex): its waiter, and its place in
+// line once it has one — a FIFO waiter from the start, a default-mode
+// waiter once it starves: a waiter id and own channel (a slot, see
+// slots.go), the queue entry's TTL, and the grant a release handed it.
+type lockWait struct {
+	m        *Mutex
+	w        *waiter
+	start    time.Time
+	first    *firstTry // Lock's plain first try, made before the wait; nil once used
+	spare    *Lease    // a refused attempt's, for the next one's arguments
+	tries    int
+	id       string // the waiter id ("": none yet)
+	qttl     int64  // the queue entry's TTL in ms (0: not queued)
+	hand     handed // a hand-over's wake-up carries its grant
+	giveBack func() // gives the slot back
+	unhint   func() // leaves the starving hint
+	starveAt time.Time
+	starved  bool // a starving waiter (see Mutex)
+	hurry    bool // starve now: the lock is in starvation mode, or other Locks of the Client starve on it
+}
+
+// newLockWait sets up a Lock's wait. A FIFO waiter takes its slot at once;
+// a default-mode waiter starves after m.starve (at once when other Locks
+// of this Client starve on the name).
+func (m *Mutex) newLockWait(ctx context.Context, start time.Time, first *firstTry) *lockWait {
+	lw := &lockWait{m: m, start: start, first: first, giveBack: func() {}, unhint: func() {}}
+	if first != nil {
+		lw.spare = first.spare
+	}
+	var own []string
+	subscribed := false // a FIFO waiter whose slot is subscribed listens before its first try
+	if m.fifo {
+		var ch string
+		lw.id, ch, subscribed, lw.giveBack = m.c.takeSlot(ctx, m.wake)
+		lw.qttl, own, lw.hand.id = m.queueMS, []string{ch}, lw.id
+	}
+	lw.w = m.c.newWaiter(ctx, m.name, !m.fifo, own...)
+	if m.c.acker == nil { // with Options.Ack, a grant is acknowledged by the call that learns it
+		lw.w.handed = lw.hand.note
+	}
+	if m.starve > 0 {
+		lw.hurry = m.c.hints.waiting("mutex", m.name)
+		lw.starveAt = start.Add(m.starve)
+		// With Lock's plain first try made already, the hint (which may
+		// have come since) switches the waiter after that refusal: it
+		// would otherwise join before the loop hands back that stale
+		// refusal, and sleep the holder's TTL unregistered.
+		subscribed = lw.hurry && first == nil
+	}
+	if subscribed {
+		// A refusal then needs no second try to cover a wake-up sent
+		// before the waiter listened (and a hurried one starves at once).
+		lw.w.join(ctx)
+	}
+	return lw
+}
+
+// run tries until granted or the waiter ends the wait.
+func (lw *lockWait) run(ctx context.Context) (*Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, notObtained(lw.m.name, err)
+	}
+	for {
+		if lw.m.c.closed.Load() {
+			return nil, ErrClosed
+		}
+		if lw.w.joined && !lw.starveAt.IsZero() && (lw.hurry || !time.Now().Before(lw.starveAt)) {
+			lw.starve(ctx)
+		}
+		l, pttl, err := lw.try(ctx)
+		if err == nil || errors.Is(err, ErrClosed) {
+			lw.w.granted()
+			return l, err
+		}
+		until := lw.starveAt
+		if lw.hurry && !until.IsZero() {
+			until = time.Now() // starve at once
+		}
+		if err := lw.w.refused(ctx, err, pttl, until); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// starve makes the waiter a starving one: it takes a slot and listens on
+// it before the try that queues it, so the hand-over's wake-up cannot come
+// first.
+func (lw *lockWait) starve(ctx context.Context) {
+	var ch string
+	lw.starveAt = time.Time{}
+	lw.id, ch, _, lw.giveBack = lw.m.c.takeSlot(ctx, lw.m.wake)
+	lw.qttl, lw.starved, lw.hand.id = lw.m.queueMS, true, lw.id
+	lw.unhint = lw.m.c.hints.join("mutex", lw.m.name)
+	lw.w.listen(ctx, ch)
+}
+
+// try makes one try: the grant a release handed the waiter, Lock's first
+// try's outcome, or an attempt.
+func (lw *lockWait) try(ctx context.Context) (*Lease, time.Duration, error) {
+	m := lw.m
+	if f, from := lw.hand.take(m.c.margin(m.ttlMS)); f > 0 { // only set when handed is listened to
+		l, err := m.handedLease(&lw.spare, from, lw.id, f)
+		return l, 0, err
+	}
+	lw.tries++
+	if r := lw.first; r != nil {
+		lw.first = nil
+		lw.hurry = lw.hurry || errors.Is(r.err, errStarvation)
+		return nil, r.pttl, r.err
+	}
+	from := lw.start // the first try starts with the call
+	if lw.tries > 1 {
+		from = time.Now()
+	}
+	l, pttl, us, err := m.attempt(ctx, &lw.spare, from, lw.id, lw.qttl, lw.tries > 1, lw.starved)
+	lw.hand.after(from, us, err)
+	lw.hurry = lw.hurry || errors.Is(err, errStarvation)
+	if (m.fifo || lw.starved) && err != nil {
+		// Refresh the queue entry well before it expires.
+		refresh := time.Duration(lw.qttl) * time.Millisecond / 3
+		if pttl <= 0 || pttl > refresh {
+			pttl = refresh
+		}
+	}
+	return l, pttl, err
+}
+
+// end leaves the subscriptions, the slot and the hint.
+func (lw *lockWait) end() {
+	lw.w.done()
+	lw.unhint()
+	lw.giveBack()
 }
 
 // errStarvation is ErrNotObtained from a lock in starvation mode: its

@@ -146,7 +146,9 @@ func (q *Quorum) Lock(ctx context.Context) (*QuorumLease, error) {
 	}
 	defer q.end()
 	start := time.Now()
-	out, tries, err := waitFor(q.parts[0].c, ctx, q.name, nil, q.budget, func(ctx context.Context, waited bool) (*QuorumLease, *Lease, time.Duration, error) {
+	w := q.parts[0].c.newWaiter(ctx, q.name, false)
+	w.joinFor = q.budget // the deployment Lock subscribes on may be the silent one
+	out, tries, err := waitFor(q.parts[0].c, ctx, w, func(ctx context.Context, waited bool) (*QuorumLease, *Lease, time.Duration, error) {
 		l, pttl, err := q.try(ctx, waited)
 		if err != nil {
 			return nil, nil, pttl, err

@@ -192,7 +192,7 @@ func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
 	}
 	defer rw.c.end()
 	start, tries := time.Now(), 0
-	l, err := rw.c.wait(ctx, rw.name, false, nil, func(ctx context.Context) (*Lease, time.Duration, error) {
+	l, err := rw.c.wait(ctx, rw.c.newWaiter(ctx, rw.name, false), 0, func(ctx context.Context, _ bool) (*Lease, time.Duration, error) {
 		tries++
 		return rw.try(ctx, false, "", false)
 	})
@@ -239,15 +239,9 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 	defer rw.c.end()
 	intent := rwIntent + newToken()
 	start, tries := time.Now(), 0
-	var sv starving
-	starved := false
-	if rw.starve > 0 {
-		sv = starving{after: rw.starve, join: func() string {
-			starved = true
-			return "" // the release wakes every waiter: no own channel
-		}}
-	}
-	l, err := rw.c.waitStarve(ctx, rw.name, false, nil, 0, sv, func(ctx context.Context) (*Lease, time.Duration, error) {
+	// A starving writer's intent goes first; the release wakes every
+	// waiter, so it needs no own channel.
+	l, err := rw.c.wait(ctx, rw.c.newWaiter(ctx, rw.name, false), rw.starve, func(ctx context.Context, starved bool) (*Lease, time.Duration, error) {
 		tries++
 		return rw.try(ctx, true, intent, starved)
 	})

@@ -218,7 +218,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 		pttl    time.Duration
 		waiting func() // leaves the waiting hint, once refused
 	)
-	l, err := s.c.wait(ctx, s.name, false, []string{own}, func(ctx context.Context) (*Lease, time.Duration, error) {
+	l, err := s.c.wait(ctx, s.c.newWaiter(ctx, s.name, false, own), 0, func(ctx context.Context, _ bool) (*Lease, time.Duration, error) {
 		if early != nil {
 			select {
 			case <-early:

@@ -7,6 +7,57 @@ import (
 	"time"
 )
 
+// A waiter is one blocking acquisition's waiting, owned in one place, as
+// etcd's waitDeletes is for its Mutex and Election: a lock kind's Lock is
+// a plain loop that tries, and on a refusal asks its waiter to wait
+// (refused), then decides.
+//
+// After the first refusal the waiter subscribes to the lock's wake channel
+// (when the Scripter implements Subscriber) and its own channels, and the
+// caller tries again at once (a release may have come before the
+// subscription); from then on it wakes on every wake-up, and otherwise
+// when the holder's remaining TTL has passed. Without a subscription it
+// polls with jittered exponential backoff from minDly to maxDly, never
+// longer than the holder's remaining TTL. A refusal's deadline (until: a
+// starving waiter's threshold) bounds the pause too.
+//
+// Errors: ctx ending returns ErrNotObtained joined with ctx.Err() (and
+// the last connection failure); an error of the try other than
+// ErrNotObtained ends the wait, unless it is transient, which is retried
+// with backoff like a refusal. When ctx has no deadline, connection
+// failures (transient errors that are not server answers) end the wait
+// with ErrUnreachable once the first of them since the server last
+// answered is Options.UnreachableTimeout old.
+//
+// With alone set (a Mutex that is not FIFO: one waiter can take a released
+// lock), a message wakes one waiter of this Client rather than all of
+// them; a waiter that was woken and could not try (its context ended)
+// hands the wake-up on when it is done. Own channels (a FIFO or starving
+// waiter's slot, a Semaphore waiter's channel, a MultiLock's other names)
+// wake only it; handed gets the payload of each of their messages (a
+// hand-over's grant, see handed).
+type waiter struct {
+	c       *Client
+	name    string
+	alone   bool
+	own     []string             // own channels joined with the lock's
+	joinFor time.Duration        // bounds subscribing (0: ctx alone), for a lock over several deployments
+	handed  func(payload string) // gets the own channels' payloads (nil: none)
+
+	joined bool            // subscribed (or tried to: without a Subscriber wake stays nil)
+	wake   <-chan struct{} // the lock's wake-ups
+	leave  func(handOn bool)
+	mine   chan struct{} // the own channels' wake-ups (nil: none)
+	leaves []func(handOn bool)
+	woken  bool // the next try follows a wake-up on wake: handed on if it never runs
+
+	delay   time.Duration // the polling backoff
+	limit   time.Duration // connection failures end the wait after it (0: ctx bounds it)
+	down    time.Time     // the first connection failure since the server last answered
+	lastErr error         // the last transient error, reported if ctx ends
+	timer   *time.Timer
+}
+
 // attempt makes one try to acquire a lock. It returns the lease, or an
 // error matching ErrNotObtained together with the longest pause before the
 // next try (the holder's remaining TTL; 0 when unknown), or another error.
@@ -16,239 +67,202 @@ type attempt func(ctx context.Context) (*Lease, time.Duration, error)
 // retry comes just after the key expired.
 const wakeSlack = time.Millisecond
 
-// wait runs try until it grants a lease or ctx is done: the blocking
-// acquire of every lock type. After the first refusal it subscribes to the
-// lock's wake channel (when the Scripter implements Subscriber) and tries
-// again at once; from then on it retries on every wake-up, and otherwise
-// when the holder's remaining TTL has passed. Without a subscription it
-// polls with jittered exponential backoff from minDly to maxDly, never
-// longer than the holder's remaining TTL. It returns ErrNotObtained joined
-// with ctx.Err() when ctx ends first, and any error of try other than
-// ErrNotObtained at once, unless it is transient (a broken or refused
-// connection), which it retries with backoff like a refusal. When ctx has
-// no deadline, connection failures (transient errors that are not server
-// answers) end the call with ErrUnreachable once the first of them since
-// the server last answered is c.outage old.
-//
-// With alone set (a Mutex that is not FIFO: one waiter can take a released
-// lock), a message wakes one waiter of this Client rather than all of them;
-// a waiter that was woken and could not try (its context ended) hands the
-// wake-up on.
-//
-// With own set, it also listens on those channels: a FIFO waiter's own
-// channel (a release that hands the lock, or permits, to this waiter wakes
-// only it), or a MultiLock's other names.
-func (c *Client) wait(ctx context.Context, name string, alone bool, own []string, try attempt) (*Lease, error) {
-	return c.waitJoin(ctx, name, alone, own, 0, try)
-}
-
-// waitJoin is wait with subscribing to the wake channels bounded by
-// joinFor (0: by ctx alone), for a lock over several deployments, where
-// the one wait subscribes on may be the one that is silent.
-func (c *Client) waitJoin(ctx context.Context, name string, alone bool, own []string, joinFor time.Duration, try attempt) (*Lease, error) {
-	return c.waitStarve(ctx, name, alone, own, joinFor, starving{}, try)
-}
-
-// starving makes a waiter switch, once it has waited after (from the
-// start of the wait), from barging to being handed the lock: before the
-// first try past that point the wait loop calls join, which returns the
-// waiter's own channel (a release that hands it the lock wakes it there;
-// "" for none), subscribes to it, and from then on listens there too. The
-// tries after it see the switch through what join set. A waiter asleep at
-// the threshold wakes for it; early, when set, switches it before the
-// threshold once it reports true (checked after each refusal). With now
-// set, the waiter subscribes (to the lock's wake channel and own's) before
-// its first try, so that a refusal needs no second try to cover a wake-up
-// sent before the subscription; with early reporting true as well, it
-// also starves before its first try: it joins its own channel first, and
-// that try is already a starving waiter's, saving the refused try that
-// would only learn it must starve. handed, when set, gets the payload of every
-// message with one on the waiter's own channels (own's and join's): the
-// grant of a release that handed the lock to this waiter (see
-// Subscriber); the try after the wake-up may take it. The zero starving
-// never switches.
-type starving struct {
-	after  time.Duration
-	from   time.Time   // the start of the wait, when the caller has it (zero: now)
-	now    bool        // subscribe before the first try, and starve from it with early (see above)
-	early  func() bool // when set and true, starve now (after the next refusal's subscription)
-	join   func() string
-	handed func(payload string)
-}
-
-// waitStarve is waitJoin with a switch to starvation (see starving).
-func (c *Client) waitStarve(ctx context.Context, name string, alone bool, own []string, joinFor time.Duration, sv starving, try attempt) (*Lease, error) {
-	if cerr := ctx.Err(); cerr != nil {
-		return nil, notObtained(name, cerr)
-	}
-	delay := c.minDly
-	var (
-		timer   *time.Timer
-		wake    <-chan struct{}
-		joined  bool
-		lastErr error // the last transient error, reported if ctx ends
-		woken   bool  // the try about to run follows a wake-up
-		leave   = func(handOn bool) {}
-		mine    chan struct{} // own's wake-ups (nil: none)
-		leaveMe = func(bool) {}
-	)
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	defer func() { leave(woken); leaveMe(false) }()
-	// Connection failures end the call once down is limit old; a ctx
-	// deadline bounds the call instead.
-	var down time.Time // the first connection failure since the server last answered
-	limit := c.outage
+// newWaiter returns the waiter of one acquisition of name; the caller
+// ends it with done.
+func (c *Client) newWaiter(ctx context.Context, name string, alone bool, own ...string) *waiter {
+	w := &waiter{c: c, name: name, alone: alone, own: own, delay: c.minDly, limit: c.outage}
 	if _, ok := ctx.Deadline(); ok {
-		limit = 0
+		w.limit = 0 // a ctx deadline bounds the call instead
 	}
-	var starveAt time.Time // when the waiter starves; zero: never, or it does already
-	if sv.after > 0 {
-		if sv.from.IsZero() {
-			sv.from = time.Now()
+	return w
+}
+
+// done leaves the subscriptions, handing on a wake-up the waiter did not
+// use.
+func (w *waiter) done() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	if w.leave != nil {
+		w.leave(w.woken)
+	}
+	for _, l := range w.leaves {
+		l(false)
+	}
+}
+
+// granted records that the try after the last wake-up took the lock (or
+// ended the wait): there is no wake-up to hand on.
+func (w *waiter) granted() { w.woken = false }
+
+// join subscribes to the lock's wake channel and the own channels, once.
+func (w *waiter) join(ctx context.Context) {
+	if w.joined {
+		return
+	}
+	w.joined = true
+	jctx, cancel := ctx, context.CancelFunc(func() {})
+	if w.joinFor > 0 {
+		jctx, cancel = context.WithTimeout(ctx, w.joinFor)
+	}
+	w.wake, w.leave = w.c.joinWake(jctx, w.c.Key(w.name)+":wake", w.alone)
+	cancel()
+	for _, o := range w.own {
+		w.listen(ctx, o)
+	}
+}
+
+// listen joins the own channel ch (a starving waiter's slot, from its
+// switch on), when the lock's channel could be joined.
+func (w *waiter) listen(ctx context.Context, ch string) {
+	if w.wake == nil || ch == "" {
+		return
+	}
+	me := w.mine
+	if me == nil {
+		me = make(chan struct{}, 1)
+	}
+	if wk, l := w.c.joinWakeInto(ctx, ch, waker{handed: w.handed}, me); wk != nil {
+		w.mine, w.leaves = me, append(w.leaves, l)
+	}
+}
+
+// refused takes a try's failure err (with the holder's remaining TTL
+// pttl) and waits for the next try, which may be at once; until, when not
+// zero, bounds the pause once subscribed. It returns the error that ends
+// the wait, or nil to try again.
+func (w *waiter) refused(ctx context.Context, err error, pttl time.Duration, until time.Time) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return notObtained(w.name, errors.Join(cerr, w.lastErr)) // a wake-up, if any, is handed on
+	}
+	w.woken = false
+	broken := !errors.Is(err, ErrNotObtained)
+	if broken {
+		if err := w.broken(ctx, err); err != nil {
+			return err
 		}
-		starveAt = sv.from.Add(sv.after)
+		pttl = 0
+	} else {
+		w.lastErr, w.down = nil, time.Time{}
 	}
-	// subscribe joins the lock's wake channel (and own's), once.
-	subscribe := func() {
-		joined = true
-		jctx, cancel := ctx, context.CancelFunc(func() {})
-		if joinFor > 0 {
-			jctx, cancel = context.WithTimeout(ctx, joinFor)
-		}
-		wake, leave = c.joinWake(jctx, c.Key(name)+":wake", alone)
-		cancel()
-		if wake != nil && len(own) > 0 {
-			ch := make(chan struct{}, 1)
-			var leaves []func(bool)
-			for _, o := range own {
-				if w, l := c.joinWakeInto(ctx, o, waker{handed: sv.handed}, ch); w != nil {
-					mine, leaves = ch, append(leaves, l)
-				}
-			}
-			leaveMe = func(h bool) {
-				for _, l := range leaves {
-					l(h)
-				}
-			}
+	if !w.joined && !broken {
+		w.join(ctx)
+		if w.wake != nil {
+			return nil // a release may have come before the subscription
 		}
 	}
-	if sv.now {
-		subscribe() // before the first try (see starving)
+	return w.sleep(ctx, w.pause(broken, pttl, until))
+}
+
+// broken records a try's failure other than a refusal: it returns the
+// error that ends the wait (not transient, or the server unreachable for
+// too long), or nil to retry.
+func (w *waiter) broken(ctx context.Context, err error) error {
+	if !transient(err) {
+		return err
 	}
+	w.lastErr = err
+	if answered(err) {
+		w.down = time.Time{} // a passing state (TRYAGAIN, LOADING, ...): the server answered
+	} else if w.down.IsZero() {
+		w.down = time.Now()
+	}
+	if w.limit > 0 && !w.down.IsZero() && time.Since(w.down) >= w.limit {
+		return unreachable(w.name, time.Since(w.down), err)
+	}
+	w.c.observe(ctx, Event{Kind: EventRetry, Lock: w.name, Err: err})
+	return nil
+}
+
+// pause is how long to sleep before the next try (see waiter).
+func (w *waiter) pause(broken bool, pttl time.Duration, until time.Time) time.Duration {
+	var pause time.Duration
+	if w.wake != nil && !broken {
+		pause = w.c.maxDly
+		if pttl > 0 {
+			pause = pttl + wakeSlack
+		}
+	} else {
+		pause = w.delay/2 + rand.N(w.delay/2+1)
+		if pttl > 0 && pause > pttl {
+			pause = pttl
+		}
+		w.delay = min(2*w.delay, w.c.maxDly)
+	}
+	if broken && w.limit > 0 && !w.down.IsZero() {
+		pause = max(0, min(pause, w.limit-time.Since(w.down))) // one more try as the bound passes
+	}
+	if !until.IsZero() && w.joined {
+		pause = max(0, min(pause, time.Until(until)))
+	}
+	return pause
+}
+
+// sleep waits for pause, a wake-up, ctx or Close.
+func (w *waiter) sleep(ctx context.Context, pause time.Duration) error {
+	if w.timer == nil {
+		w.timer = time.NewTimer(pause)
+	} else {
+		w.timer.Reset(pause)
+	}
+	select {
+	case <-ctx.Done():
+		return notObtained(w.name, errors.Join(ctx.Err(), w.lastErr))
+	case <-w.c.done:
+		return ErrClosed
+	case <-w.wake:
+		w.woken = true
+		w.c.observe(ctx, Event{Kind: EventWake, Lock: w.name})
+	case <-w.mine:
+		w.c.observe(ctx, Event{Kind: EventWake, Lock: w.name})
+	case <-w.timer.C:
+	}
+	return nil
+}
+
+// wait runs try until it grants a lease or the waiter ends the wait: the
+// blocking acquire of the lock kinds without a hand-over (RWMutex,
+// Semaphore, MultiLock, Quorum). When starveAfter > 0, the tries from that
+// long after the start on (once subscribed) are a starving waiter's: try
+// is told so.
+func (c *Client) wait(ctx context.Context, w *waiter, starveAfter time.Duration, try func(ctx context.Context, starved bool) (*Lease, time.Duration, error)) (*Lease, error) {
+	defer w.done()
+	if err := ctx.Err(); err != nil {
+		return nil, notObtained(w.name, err)
+	}
+	var starveAt time.Time // zero: never, or starving already
+	if starveAfter > 0 {
+		starveAt = time.Now().Add(starveAfter)
+	}
+	starved := false
 	for {
 		if c.closed.Load() {
 			return nil, ErrClosed
 		}
-		if joined && !starveAt.IsZero() && (!time.Now().Before(starveAt) || sv.early != nil && sv.early()) {
-			// Listen on the waiter's own channel before the try that
-			// makes it a starving waiter, so the hand-over's wake-up
-			// cannot come first.
-			starveAt = time.Time{}
-			ch := sv.join()
-			if wake != nil && ch != "" {
-				me := mine
-				if me == nil {
-					me = make(chan struct{}, 1)
-				}
-				if w, l := c.joinWakeInto(ctx, ch, waker{handed: sv.handed}, me); w != nil {
-					mine = me
-					prev := leaveMe
-					leaveMe = func(h bool) { prev(h); l(h) }
-				}
-			}
+		if w.joined && !starveAt.IsZero() && !time.Now().Before(starveAt) {
+			starved, starveAt = true, time.Time{}
 		}
-		l, pttl, err := try(ctx)
+		l, pttl, err := try(ctx, starved)
 		if err == nil || errors.Is(err, ErrClosed) {
-			woken = false
+			w.granted()
 			return l, err
 		}
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, notObtained(name, errors.Join(cerr, lastErr)) // a wake-up, if any, is handed on
-		}
-		woken = false
-		broken := !errors.Is(err, ErrNotObtained)
-		if broken {
-			if !transient(err) {
-				return nil, err
-			}
-			lastErr = err // the connection failed: back off and try again
-			if answered(err) {
-				down = time.Time{} // a passing state (TRYAGAIN, LOADING, ...): the server answered
-			} else if down.IsZero() {
-				down = time.Now()
-			}
-			if limit > 0 && !down.IsZero() && time.Since(down) >= limit {
-				return nil, unreachable(name, time.Since(down), err)
-			}
-			c.observe(ctx, Event{Kind: EventRetry, Lock: name, Err: err})
-			pttl = 0
-		} else {
-			lastErr = nil
-			down = time.Time{}
-		}
-		if !joined && !broken {
-			subscribe()
-			if wake != nil {
-				continue // a release may have come before the subscription
-			}
-		}
-		var pause time.Duration
-		if wake != nil && !broken {
-			pause = c.maxDly
-			if pttl > 0 {
-				pause = pttl + wakeSlack
-			}
-		} else {
-			pause = delay/2 + rand.N(delay/2+1)
-			if pttl > 0 && pause > pttl {
-				pause = pttl
-			}
-			delay = min(2*delay, c.maxDly)
-		}
-		if broken && limit > 0 && !down.IsZero() {
-			pause = max(0, min(pause, limit-time.Since(down))) // one more try as the bound passes
-		}
-		if !starveAt.IsZero() && joined {
-			pause = max(0, min(pause, time.Until(starveAt))) // starve on time, even unwoken
-			if sv.early != nil && sv.early() {
-				pause = 0
-			}
-		}
-		if timer == nil {
-			timer = time.NewTimer(pause)
-		} else {
-			timer.Reset(pause)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, notObtained(name, errors.Join(ctx.Err(), lastErr))
-		case <-c.done:
-			return nil, ErrClosed
-		case <-wake:
-			woken = true
-			c.observe(ctx, Event{Kind: EventWake, Lock: name})
-		case <-mine:
-			c.observe(ctx, Event{Kind: EventWake, Lock: name})
-		case <-timer.C:
+		if err := w.refused(ctx, err, pttl, starveAt); err != nil {
+			return nil, err
 		}
 	}
 }
 
 // waitFor is wait for a lock kind whose grant is more than one Lease (a
 // MultiLease, a QuorumLease): try makes one attempt (waited: not the
-// first) and returns the grant and one of its parts, which wait needs;
-// joinFor bounds subscribing (see waitJoin); waitFor returns the grant
-// and the number of attempts.
-func waitFor[G any](c *Client, ctx context.Context, name string, own []string, joinFor time.Duration, try func(ctx context.Context, waited bool) (G, *Lease, time.Duration, error)) (G, int, error) {
+// first) and returns the grant and one of its parts; waitFor returns the
+// grant and the number of attempts.
+func waitFor[G any](c *Client, ctx context.Context, w *waiter, try func(ctx context.Context, waited bool) (G, *Lease, time.Duration, error)) (G, int, error) {
 	var (
 		out   G
 		tries int
 	)
-	_, err := c.waitJoin(ctx, name, false, own, joinFor, func(ctx context.Context) (*Lease, time.Duration, error) {
+	_, err := c.wait(ctx, w, 0, func(ctx context.Context, _ bool) (*Lease, time.Duration, error) {
 		tries++
 		g, part, pttl, err := try(ctx, tries > 1)
 		if err != nil {
