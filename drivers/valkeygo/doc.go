@@ -78,3 +78,9 @@
 // once, both commands going to the node it names). The ACL user then needs
 // +wait (or +waitaof) as well.
 package valkeygo
+
+// The driver's code is the rueidis driver's with valkey-go's names: the
+// *_gen.go files are generated from drivers/rueidis (see
+// drivers/internal/valkeygen); edit those, then run go generate here.
+// TestGenerated fails when they are stale.
+//go:generate go run ../internal/cmd/valkeygen
