@@ -257,7 +257,7 @@ func expectMap(kids []msg) replytest.Want {
 func wantServerErr(msg string) replytest.ErrCheck {
 	msg = strings.TrimPrefix(msg, "ERR ")
 	c := replytest.Server(msg, nil)
-	return replytest.ErrCheck{Desc: c.Desc + " from a *valkeygo.RedisError", OK: func(err error) bool {
+	return replytest.ErrCheck{Desc: c.Desc + " from a *valkey.ValkeyError", OK: func(err error) bool {
 		var re *valkey.ValkeyError
 		return c.OK(err) && errors.As(err, &re) && re.Error() == msg
 	}}

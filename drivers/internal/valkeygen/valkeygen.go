@@ -136,34 +136,41 @@ func Rewrite(name string, src []byte) ([]byte, error) {
 	return append([]byte(head), body...), nil
 }
 
-// rewriteString renames import paths and the driver's name in a string
-// literal ("rueidis: subscribe ..." error prefixes, goroutine names).
-func rewriteString(lit string) string {
-	return strings.NewReplacer(
-		"github.com/redis/rueidis", "github.com/valkey-io/valkey-go",
-		"drivers/rueidis", "drivers/valkeygo",
-		"rueidis", "valkeygo",
-	).Replace(lit)
+// paths renames the module paths in strings and comments.
+var paths = strings.NewReplacer(
+	"github.com/redis/rueidis", "github.com/valkey-io/valkey-go",
+	"drivers/rueidis", "drivers/valkeygo",
+)
+
+// qualified matches an identifier of the client's package in text.
+var qualified = regexp.MustCompile(`\brueidis\.[A-Za-z_]+\b`)
+
+// renameQualified renames rueidis.X in text to valkey.Y, with Y from Idents.
+func renameQualified(text string) string {
+	return qualified.ReplaceAllStringFunc(text, func(w string) string {
+		name := strings.TrimPrefix(w, "rueidis.")
+		if to, ok := Idents[name]; ok {
+			name = to
+		}
+		return "valkey." + name
+	})
 }
 
-// commentIdent matches a word of a comment that may be an identifier.
-var commentIdent = regexp.MustCompile(`\b(rueidis\.)?[A-Za-z]+\b`)
+// rewriteString renames import paths, the client's identifiers and the
+// driver's name in a string literal ("rueidis: subscribe ..." error
+// prefixes, goroutine names).
+func rewriteString(lit string) string {
+	return strings.ReplaceAll(renameQualified(paths.Replace(lit)), "rueidis", "valkeygo")
+}
+
+// commentWord matches a word of a comment.
+var commentWord = regexp.MustCompile(`\b[A-Za-z]+\b`)
 
 // rewriteComment renames the client in prose: rueidis.X becomes valkey.Y
 // with Y from Idents, the module path and the client's name become
-// valkey-go's.
+// valkey-go's, and so do the identifiers Idents lists.
 func rewriteComment(lit string) string {
-	lit = strings.NewReplacer(
-		"github.com/redis/rueidis", "github.com/valkey-io/valkey-go",
-		"drivers/rueidis", "drivers/valkeygo",
-	).Replace(lit)
-	return commentIdent.ReplaceAllStringFunc(lit, func(w string) string {
-		if name, ok := strings.CutPrefix(w, "rueidis."); ok {
-			if to, ok := Idents[name]; ok {
-				name = to
-			}
-			return "valkey." + name
-		}
+	return commentWord.ReplaceAllStringFunc(renameQualified(paths.Replace(lit)), func(w string) string {
 		if w == "rueidis" {
 			return "valkey-go"
 		}

@@ -23,6 +23,7 @@ import (
 func f(r rueidis.RedisResult) (*rueidis.RedisError, bool) {
 	_ = rueidisdriver.New
 	_ = "rueidis: github.com/redis/rueidis.(*pipe)._backgroundRead"
+	_ = "from a *rueidis.RedisError"
 	return rueidis.IsRedisErr(r.NonRedisError())
 }
 `
@@ -41,6 +42,7 @@ import (
 func f(r valkey.ValkeyResult) (*valkey.ValkeyError, bool) {
 	_ = valkeygo.New
 	_ = "valkeygo: github.com/valkey-io/valkey-go.(*pipe)._backgroundRead"
+	_ = "from a *valkey.ValkeyError"
 	return valkey.IsValkeyErr(r.NonValkeyError())
 }
 `
