@@ -186,33 +186,9 @@ func decodeState(name string, r any) (LockState, error) {
 	if !ok || len(a) != 25 {
 		return LockState{}, fmt.Errorf("%w: inspect: got %#v, want an array of 25", ErrUnexpectedReply, r)
 	}
-	var bad error
-	// num and fp read element i of arr (a or a semaphore holder's array)
-	// and note the first element that is not what it should be.
-	num := func(arr []any, i int) int64 {
-		x, ok := arr[i].(int64)
-		if !ok && bad == nil {
-			bad = fmt.Errorf("%w: inspect: element %d is %#v, want an integer", ErrUnexpectedReply, i+1, arr[i])
-		}
-		return x
-	}
-	fp := func(arr []any, i int) string {
-		switch x := arr[i].(type) {
-		case string:
-			if len(x) > FingerprintLen || strings.Trim(x, "0123456789abcdef") != "" {
-				break
-			}
-			return x
-		case nil:
-			return ""
-		}
-		if bad == nil {
-			bad = fmt.Errorf("%w: inspect: element %d is %#v, want a fingerprint", ErrUnexpectedReply, i+1, arr[i])
-		}
-		return ""
-	}
-	n := func(i int) int64 { return num(a, i) }
-	s := func(i int) string { return fp(a, i) }
+	var d stateReader
+	n := func(i int) int64 { return d.num(a, i) }
+	s := func(i int) string { return d.fp(a, i) }
 	ms := func(i int) time.Duration { return time.Duration(n(i)) * time.Millisecond }
 	st := LockState{
 		Name:       name,
@@ -226,34 +202,71 @@ func decodeState(name string, r any) (LockState, error) {
 			Writer: n(10) > 0, WriterHolds: int(n(10)), WriterTTL: ms(11), WriterOwner: s(12),
 			WaitingWriters: int(n(13)), LastWriteFence: n(14), ReaderOwners: int(n(15)),
 		},
+		Semaphore: SemaphoreState{
+			Limit: int(n(16)), LimitSet: n(17) == 1, Held: int(n(18)), Holds: int(n(19)),
+			Waiting: int(n(20)), WaitingHead: s(21),
+		},
 	}
 	if st.RW.Writer {
 		st.RW.WriterFence = st.RW.LastWriteFence
 	}
-	st.Semaphore = SemaphoreState{
-		Limit: int(n(16)), LimitSet: n(17) == 1, Held: int(n(18)), Holds: int(n(19)),
-		Waiting: int(n(20)), WaitingHead: s(21),
+	st.Semaphore.Holders = d.holders(a[22])
+	if d.bad != nil {
+		return LockState{}, d.bad
 	}
-	hs, ok := a[22].([]any)
-	if !ok && bad == nil {
-		bad = fmt.Errorf("%w: inspect: element 23 is %#v, want an array", ErrUnexpectedReply, a[22])
+	return st, nil
+}
+
+// stateReader reads inspect.lua's reply, noting the first element that is
+// not what it should be.
+type stateReader struct{ bad error }
+
+// num reads element i of arr (the reply or a semaphore holder's array) as
+// an integer.
+func (d *stateReader) num(arr []any, i int) int64 {
+	x, ok := arr[i].(int64)
+	if !ok && d.bad == nil {
+		d.bad = fmt.Errorf("%w: inspect: element %d is %#v, want an integer", ErrUnexpectedReply, i+1, arr[i])
 	}
+	return x
+}
+
+// fp reads element i of arr as a fingerprint ("" for nil).
+func (d *stateReader) fp(arr []any, i int) string {
+	switch x := arr[i].(type) {
+	case string:
+		if len(x) <= FingerprintLen && strings.Trim(x, "0123456789abcdef") == "" {
+			return x
+		}
+	case nil:
+		return ""
+	}
+	if d.bad == nil {
+		d.bad = fmt.Errorf("%w: inspect: element %d is %#v, want a fingerprint", ErrUnexpectedReply, i+1, arr[i])
+	}
+	return ""
+}
+
+// holders reads the semaphore holders' array v.
+func (d *stateReader) holders(v any) []SemaphoreHolder {
+	hs, ok := v.([]any)
+	if !ok && d.bad == nil {
+		d.bad = fmt.Errorf("%w: inspect: element 23 is %#v, want an array", ErrUnexpectedReply, v)
+	}
+	var out []SemaphoreHolder
 	for _, h := range hs {
 		e, ok := h.([]any)
 		if !ok || len(e) != 4 {
-			if bad == nil {
-				bad = fmt.Errorf("%w: inspect: a semaphore holder is %#v, want an array of 4", ErrUnexpectedReply, h)
+			if d.bad == nil {
+				d.bad = fmt.Errorf("%w: inspect: a semaphore holder is %#v, want an array of 4", ErrUnexpectedReply, h)
 			}
 			break
 		}
-		st.Semaphore.Holders = append(st.Semaphore.Holders, SemaphoreHolder{
-			Owner: fp(e, 0), Permits: int(num(e, 1)), TTL: time.Duration(num(e, 2)) * time.Millisecond, Fence: num(e, 3),
+		out = append(out, SemaphoreHolder{
+			Owner: d.fp(e, 0), Permits: int(d.num(e, 1)), TTL: time.Duration(d.num(e, 2)) * time.Millisecond, Fence: d.num(e, 3),
 		})
 	}
-	if bad != nil {
-		return LockState{}, bad
-	}
-	return st, nil
+	return out
 }
 
 // keySuffixes are the suffixes, after "<prefix>{<name>}", of the keys a

@@ -171,94 +171,100 @@ func (m *MultiLock) label() string { return strings.Join(m.names, ",") }
 // refusing holders, or the first slot's error; a slot whose outcome is
 // unknown (its call failed or was cancelled) is abandoned, name by name.
 func (m *MultiLock) try(ctx context.Context, waited bool) (*MultiLease, time.Duration, error) {
-	id := newToken()
-	w := ""
+	a := &multiAttempt{m: m, id: newToken(), start: time.Now(), parts: make([]*Lease, len(m.names))}
 	if waited {
-		w = "1"
+		a.waited = "1"
 	}
-	var (
-		errs    []error
-		pttl    time.Duration
-		parts   = make([]*Lease, len(m.names))
-		granted int
-		fail    bool
-		start   = time.Now()
-	)
 	jans := make([]*janitor, len(m.groups))
 	for g := range jans {
 		jans[g] = m.c.jan
 	}
-	// settle handles one slot's reply; before the decision it reports
-	// whether the slot granted its names.
-	settle := func(g int, v [2]int64, err error, decided bool) bool {
-		idx := m.groups[g]
-		switch {
-		case err != nil:
-			if !decided {
-				errs = append(errs, err)
-			}
-			if !answered(err) {
-				for _, i := range idx {
-					m.abandon(id, m.names[i])
-				}
-			}
-		case v[0] == 0:
-			if !decided {
-				pttl = max(pttl, time.Duration(v[1])*time.Millisecond)
-			}
-		default:
-			for _, i := range idx {
-				k := m.c.Key(m.names[i])
-				p := m.c.newPart(grant{
-					ops: mutexOps, name: m.names[i], keys: []string{k}, wake: k + ":wake",
-					owner: id, hold: id, fence: v[1],
-				}, start, m.ttlMS)
-				if decided { // the attempt failed meanwhile
-					p.drop()
-					continue
-				}
-				parts[i] = p
-			}
-			return true
-		}
-		return false
-	}
-	fanOut(ctx, jans, 0, false, func(ctx context.Context, g int) ([2]int64, error) {
-		r, err := m.c.run(ctx, scriptMultiAcquire, m.keys[g], []string{id, m.ttlArg, w})
-		var v [2]int64
-		if err == nil {
-			v, err = replyInts(scriptMultiAcquire, r)
-			if err == nil && v[0] != 0 && v[0] != 1 {
-				err = fmt.Errorf("%w: multi_acquire status %d", ErrUnexpectedReply, v[0])
-			}
-		}
-		return v, err
-	}, func(g int, v [2]int64, err error) bool {
-		if settle(g, v, err, false) {
-			granted++
-		} else {
-			fail = true
-		}
+	fail := false
+	fanOut(ctx, jans, 0, false, a.call, func(g int, v [2]int64, err error) bool {
+		fail = !a.settle(g, v, err, false)
 		return fail
 	}, func(g int, v [2]int64, err error) {
-		settle(g, v, err, true)
+		a.settle(g, v, err, true)
 	})
 	if fail {
 		// The other slots' calls finish in the background (bounded by
 		// ctx): a grant among them is released, an unknown outcome
 		// abandoned.
-		for _, p := range parts {
+		for _, p := range a.parts {
 			if p != nil {
 				p.drop()
 			}
 		}
-		if len(errs) > 0 {
-			return nil, 0, errors.Join(errs...)
+		if len(a.errs) > 0 {
+			return nil, 0, errors.Join(a.errs...)
 		}
-		return nil, pttl, fmt.Errorf("%w: %q", ErrNotObtained, m.label())
+		return nil, a.pttl, fmt.Errorf("%w: %q", ErrNotObtained, m.label())
 	}
-	l, err := m.c.newMultiLease(parts, m.refresh)
+	l, err := m.c.newMultiLease(a.parts, m.refresh)
 	return l, 0, err
+}
+
+// multiAttempt is one attempt of a MultiLock: one call id for every slot,
+// and what the slots answered before the decision.
+type multiAttempt struct {
+	m      *MultiLock
+	id     string
+	waited string // "1": not the first attempt
+	start  time.Time
+	parts  []*Lease // the granted names' leases, by name
+	errs   []error
+	pttl   time.Duration // the longest remaining time of a refusing holder
+}
+
+// call runs slot g's script.
+func (a *multiAttempt) call(ctx context.Context, g int) ([2]int64, error) {
+	r, err := a.m.c.run(ctx, scriptMultiAcquire, a.m.keys[g], []string{a.id, a.m.ttlArg, a.waited})
+	var v [2]int64
+	if err == nil {
+		v, err = replyInts(scriptMultiAcquire, r)
+		if err == nil && v[0] != 0 && v[0] != 1 {
+			err = fmt.Errorf("%w: multi_acquire status %d", ErrUnexpectedReply, v[0])
+		}
+	}
+	return v, err
+}
+
+// settle handles slot g's reply; before the decision (decided false) it
+// records it and reports whether the slot granted its names; after it, a
+// grant is released and an unknown outcome abandoned.
+func (a *multiAttempt) settle(g int, v [2]int64, err error, decided bool) bool {
+	m := a.m
+	idx := m.groups[g]
+	switch {
+	case err != nil:
+		if !decided {
+			a.errs = append(a.errs, err)
+		}
+		if !answered(err) {
+			for _, i := range idx {
+				m.abandon(a.id, m.names[i])
+			}
+		}
+	case v[0] == 0:
+		if !decided {
+			a.pttl = max(a.pttl, time.Duration(v[1])*time.Millisecond)
+		}
+	default:
+		for _, i := range idx {
+			k := m.c.Key(m.names[i])
+			p := m.c.newPart(grant{
+				ops: mutexOps, name: m.names[i], keys: []string{k}, wake: k + ":wake",
+				owner: a.id, hold: a.id, fence: v[1],
+			}, a.start, m.ttlMS)
+			if decided { // the attempt failed meanwhile
+				p.drop()
+				continue
+			}
+			a.parts[i] = p
+		}
+		return true
+	}
+	return false
 }
 
 // abandon runs abandon.lua on name for call id in the background.
