@@ -126,7 +126,7 @@ func (m *MultiLock) acquired(ctx context.Context, start time.Time, tries int, l 
 	if l != nil {
 		first = l.parts[0]
 	}
-	m.c.acquired(ctx, m.label(), "multi", start, tries, first, err)
+	m.c.acquired(ctx, m.label(), modeMulti, start, tries, first, err)
 }
 
 // Lock takes every name, waiting while any is held by another owner. It

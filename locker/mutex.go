@@ -93,13 +93,10 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	defer m.c.end()
-	if err := ctx.Err(); err != nil {
-		return nil, notObtained(m.name, err) // no call to abandon
-	}
-	start := time.Now()
-	l, _, _, err := m.attempt(ctx, nil, start, "", 0, false, false)
-	m.c.acquired(ctx, m.name, "mutex", start, 1, l, err)
-	return l, err
+	return m.c.tryOnce(ctx, m.name, modeMutex, func(ctx context.Context, start time.Time) (*Lease, error) {
+		l, _, _, err := m.attempt(ctx, nil, start, "", 0, false, false)
+		return l, err
+	})
 }
 
 // Lock acquires the lock, waiting while another owner holds it. It blocks
@@ -146,7 +143,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	// A default-mode Lock that expects no wait (no other Lock of this
 	// Client starves on the name) makes its first try before anything a
 	// wait needs is set up, so that a grant costs no more than TryLock's.
-	if m.fifo || m.starve > 0 && m.c.hints.waiting("mutex", m.name) || ctx.Err() != nil || m.c.closed.Load() {
+	if m.fifo || m.starve > 0 && m.c.hints.waiting(modeMutex, m.name) || ctx.Err() != nil || m.c.closed.Load() {
 		return m.wait(ctx, start, nil)
 	}
 	var spare *Lease
@@ -154,7 +151,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err != nil {
 		return m.wait(ctx, start, &firstTry{spare, pttl, err})
 	}
-	m.c.acquiredHow(ctx, m.name, "mutex", start, 1, l, false, nil)
+	m.c.acquiredHow(ctx, m.name, modeMutex, start, 1, l, false, nil)
 	return l, nil
 }
 
@@ -171,7 +168,7 @@ func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Le
 	defer lw.end()
 	l, err := lw.run(ctx)
 	// A hand-over's hold is named by the waiter id (see attempt).
-	m.c.acquiredHow(ctx, m.name, "mutex", start, lw.tries, l, l != nil && lw.id != "" && l.hold == lw.id, err)
+	m.c.acquiredHow(ctx, m.name, modeMutex, start, lw.tries, l, l != nil && lw.id != "" && l.hold == lw.id, err)
 	if err != nil && (m.fifo || lw.starved) && lw.tries > 0 {
 		keys, args := []string{m.keys[1], m.keys[2], m.keys[0]}, []string{lw.id, m.wake}
 		m.c.later(m.keys[0], time.Time{}, func(ctx context.Context) error {
@@ -223,7 +220,7 @@ func (m *Mutex) newLockWait(ctx context.Context, start time.Time, first *firstTr
 		lw.w.handed = lw.hand.note
 	}
 	if m.starve > 0 {
-		lw.hurry = m.c.hints.waiting("mutex", m.name)
+		lw.hurry = m.c.hints.waiting(modeMutex, m.name)
 		lw.starveAt = start.Add(m.starve)
 		// With Lock's plain first try made already, the hint (which may
 		// have come since) switches the waiter after that refusal: it
@@ -274,7 +271,7 @@ func (lw *lockWait) starve(ctx context.Context) {
 	lw.starveAt = time.Time{}
 	lw.id, ch, _, lw.giveBack = lw.m.c.takeSlot(ctx, lw.m.wake)
 	lw.qttl, lw.starved, lw.hand.id = lw.m.queueMS, true, lw.id
-	lw.unhint = lw.m.c.hints.join("mutex", lw.m.name)
+	lw.unhint = lw.m.c.hints.join(modeMutex, lw.m.name)
 	lw.w.listen(ctx, ch)
 }
 

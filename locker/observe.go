@@ -94,18 +94,40 @@ func (c *Client) observe(ctx context.Context, e Event) {
 	}
 }
 
+// The lock kinds, as an Event's Mode names them.
+const (
+	modeMutex     = "mutex"
+	modeRead      = "read"
+	modeWrite     = "write"
+	modeSemaphore = "semaphore"
+	modeMulti     = "multi"
+	modeQuorum    = "quorum"
+)
+
 // mode is the Event mode of a lease.
 func (l *Lease) mode() string {
 	switch l.ops {
 	case rwOps:
 		if len(l.hold) > 0 && l.hold[0] == 'w' {
-			return "write"
+			return modeWrite
 		}
-		return "read"
+		return modeRead
 	case semOps:
-		return "semaphore"
+		return modeSemaphore
 	}
-	return "mutex"
+	return modeMutex
+}
+
+// tryOnce is every TryLock's frame: ctx checked (nothing sent when it has
+// ended), one try that starts at start, and the Observer told.
+func (c *Client) tryOnce(ctx context.Context, name, mode string, try func(ctx context.Context, start time.Time) (*Lease, error)) (*Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, notObtained(name, err) // no call to abandon
+	}
+	start := time.Now()
+	l, err := try(ctx, start)
+	c.acquired(ctx, name, mode, start, 1, l, err)
+	return l, err
 }
 
 // acquired reports the end of an acquisition that started at start.

@@ -186,7 +186,7 @@ func (q *Quorum) acquired(ctx context.Context, start time.Time, tries int, l *Qu
 	if l != nil {
 		first = l.held()[0]
 	}
-	q.parts[0].c.acquired(ctx, q.name, "quorum", start, tries, first, err)
+	q.parts[0].c.acquired(ctx, q.name, modeQuorum, start, tries, first, err)
 }
 
 // try runs one attempt on every deployment at once and decides as soon as

@@ -169,13 +169,10 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	defer rw.c.end()
-	if err := ctx.Err(); err != nil {
-		return nil, notObtained(rw.name, err) // no call to abandon
-	}
-	start := time.Now()
-	l, _, err := rw.try(ctx, false, "", false)
-	rw.c.acquired(ctx, rw.name, "read", start, 1, l, err)
-	return l, err
+	return rw.c.tryOnce(ctx, rw.name, modeRead, func(ctx context.Context, _ time.Time) (*Lease, error) {
+		l, _, err := rw.try(ctx, false, "", false)
+		return l, err
+	})
 }
 
 // RLock takes a read lease, waiting while another owner holds the write
@@ -196,7 +193,7 @@ func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
 		tries++
 		return rw.try(ctx, false, "", false)
 	})
-	rw.c.acquired(ctx, rw.name, "read", start, tries, l, err)
+	rw.c.acquired(ctx, rw.name, modeRead, start, tries, l, err)
 	return l, err
 }
 
@@ -212,13 +209,10 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	defer rw.c.end()
-	if err := ctx.Err(); err != nil {
-		return nil, notObtained(rw.name, err) // no call to abandon
-	}
-	start := time.Now()
-	l, _, err := rw.try(ctx, true, "", false)
-	rw.c.acquired(ctx, rw.name, "write", start, 1, l, err)
-	return l, err
+	return rw.c.tryOnce(ctx, rw.name, modeWrite, func(ctx context.Context, _ time.Time) (*Lease, error) {
+		l, _, err := rw.try(ctx, true, "", false)
+		return l, err
+	})
 }
 
 // Lock takes the write lock, waiting while another owner holds it or any
@@ -245,7 +239,7 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 		tries++
 		return rw.try(ctx, true, intent, starved)
 	})
-	rw.c.acquired(ctx, rw.name, "write", start, tries, l, err)
+	rw.c.acquired(ctx, rw.name, modeWrite, start, tries, l, err)
 	if err != nil && tries > 0 {
 		rw.cancel("", intent, "0")
 	}
@@ -277,7 +271,7 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (read *Lease, er
 	}
 	defer rw.c.end()
 	if rw.c.obs != nil {
-		defer func(start time.Time) { rw.c.acquired(ctx, rw.name, "read", start, 1, read, err) }(time.Now())
+		defer func(start time.Time) { rw.c.acquired(ctx, rw.name, modeRead, start, 1, read, err) }(time.Now())
 	}
 	if write == nil {
 		return nil, fmt.Errorf("%w: Downgrade of a nil lease", ErrInvalidOption)

@@ -213,7 +213,7 @@ func TestNoScriptLoadFails(t *testing.T) {
 		f := newColdFake()
 		f.load = func(context.Context, string) (string, error) { return "", loadErr }
 		c := clientOn(t, f, nil)
-		evalErr := errors.New("ERR eval refused")
+		evalErr := locker.NewServerError("ERR eval refused", nil) // an answer: nothing to clean up
 		f.handle(func(_ context.Context, c call) (any, error) {
 			if c.op == "eval" {
 				return nil, evalErr

@@ -160,13 +160,10 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.validN(n); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, notObtained(s.name, err) // no call to abandon
-	}
-	start := time.Now()
-	l, _, err := s.try(ctx, n, "")
-	s.c.acquired(ctx, s.name, "semaphore", start, 1, l, err)
-	return l, err
+	return s.c.tryOnce(ctx, s.name, modeSemaphore, func(ctx context.Context, _ time.Time) (*Lease, error) {
+		l, _, err := s.try(ctx, n, "")
+		return l, err
+	})
 }
 
 // Acquire takes n permits, waiting until they are free (FIFO: until the
@@ -208,7 +205,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	running := s.running.Add(1) - 1
 	defer s.running.Add(-1)
 	var early <-chan struct{}
-	if s.c.hints.waiting("semaphore", s.name) || int(running) >= s.permits {
+	if s.c.hints.waiting(modeSemaphore, s.name) || int(running) >= s.permits {
 		var leave func(bool)
 		early, leave = s.c.joinWake(ctx, own, false)
 		defer leave(false)
@@ -240,7 +237,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 			}
 			pttl = wait
 			if waiting == nil {
-				waiting = s.c.hints.join("semaphore", s.name)
+				waiting = s.c.hints.join(modeSemaphore, s.name)
 			}
 		}
 		return l, wait, err
@@ -248,7 +245,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if waiting != nil {
 		waiting()
 	}
-	s.c.acquired(ctx, s.name, "semaphore", start, calls, l, err)
+	s.c.acquired(ctx, s.name, modeSemaphore, start, calls, l, err)
 	if err != nil && calls > 0 {
 		s.cancel("", "", "0", waiter) // leave the waiters, handing on a wake-up
 	}
