@@ -12,12 +12,14 @@ require (
 	github.com/scriptlock/scriptlock/drivers/redigo v0.0.0-00010101000000-000000000000
 	github.com/scriptlock/scriptlock/drivers/rueidis v0.0.0-00010101000000-000000000000
 	github.com/scriptlock/scriptlock/drivers/valkeygo v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
 	github.com/valkey-io/valkey-go v1.0.79
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )

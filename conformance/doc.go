@@ -69,5 +69,6 @@
 // of its own, as the in-tree drivers do; the bound and the rules that run
 // alone in the process hold across all of them.
 //
-// `go test ./conformance/... -v` lists every rule for every in-tree driver.
+// In this repository, `go test ./conformance/internal/intree/ -v` lists
+// every rule for every in-tree driver.
 package conformance
