@@ -35,6 +35,22 @@ var mutexOps = &leaseOps{release: scriptRelease, extend: scriptExtend, pttl: scr
 // Lease is one hold of a lock: what an acquisition returns. Its methods are
 // safe for concurrent use. All methods of a nil *Lease are safe: Unlock
 // returns nil, the others report an expired lease.
+//
+// Validity. A lease knows its local validity deadline (ValidUntil: the
+// call's start plus the TTL minus the drift margin, on the monotonic
+// clock). It never claims more validity than the server may have given
+// it: after an Extend whose outcome is unknown the deadline becomes the
+// earlier of the old one and the one that Extend would set.
+//
+// Unknown outcomes. A call whose outcome is unknown (ctx ended, the
+// connection broke, or a retry answered by a passing state after a try
+// whose reply was lost) may or may not have run, now or later. An Unlock
+// then ends the lease at once (Valid reports false, Context is
+// cancelled, Lost stays open) and the release is retried in the
+// background until done or the validity deadline has passed; the lock is
+// never kept alive by a lease its owner tried to release. A late call is
+// refused by the server: every Extend carries the lease's extend number,
+// every release its hold.
 type Lease struct {
 	c      *Client
 	ops    *leaseOps
@@ -215,12 +231,8 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 // deadline to the call's start plus ttl minus the drift margin. It blocks
 // for one round trip. It fails with ErrInvalidTTL, with ErrExpired when the
 // lease has expired or was released, with ErrHeldByOther when another owner
-// holds the lock now (the call changes nothing then; the lease is lost),
-// with ErrClosed, or with the Scripter's error. After a Scripter error the
-// server may or may not apply the call, now or later: the validity deadline
-// becomes the earlier of the old one and the one this call would set, and
-// if the call arrives after a later Extend of this lease was applied, the
-// server refuses it (every Extend carries the lease's extend number).
+// holds the lock now (the lease is lost), with ErrClosed, or with the
+// Scripter's error (see Lease: unknown outcomes).
 func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if err := l.usable(ctx); err != nil {
 		return err
@@ -301,29 +313,14 @@ func (l *Lease) setValidity(n int64, d time.Time) {
 	l.rearmLocked()
 }
 
-// Unlock releases this hold; the lock is free once its owner has no hold
-// left (for a caller-chosen Owner that is not reentrant, the holds it was
-// granted before this one are dropped too, so the Unlock of a hand-over
-// frees the lock). It stops auto-refresh first and cancels the lease's
-// Context. It blocks for one round trip. Unlock works after Client.Close
-// (it is the one call that does). It returns:
-//
-//   - nil when released, and also for a nil lease or one already released
-//     (Unlock twice is harmless); concurrent Unlocks are serialized.
-//   - ErrExpired when the lease had already expired, ErrHeldByOther when
-//     another owner holds the lock now: nothing changed, the lease counts
-//     as released. (When an earlier try of this Unlock got no answer, so
-//     that it may have released the lock, and the validity deadline has
-//     not passed, the lease cannot have expired: such a reply means the
-//     release worked, nil.)
-//   - ErrNilContext, or a Scripter error the server answered (NOPERM, ...):
-//     nothing changed; the lease is as before and Unlock may be called again.
-//   - any other Scripter error (ctx ended, connection broke: the release may
-//     or may not have run): the lease is ended at once (Valid reports false,
-//     Context is cancelled, Lost stays open), and the release is retried in
-//     the background until it is done or the validity deadline has passed
-//     (Client.Close waits for it, briefly). The lock is never kept alive by
-//     a lease its owner tried to release.
+// Unlock releases this hold (for a caller-chosen Owner that is not
+// reentrant, its earlier holds too); it stops auto-refresh and cancels the
+// lease's Context first. It blocks for one round trip, and works after
+// Client.Close. It returns nil when released, also for a nil or released
+// lease; ErrExpired or ErrHeldByOther when the lease had expired (it counts
+// as released); an error the server answered (NOPERM, ...) with the lease
+// unchanged; or any other Scripter error, after which the lease is ended
+// and released in the background (see Lease: unknown outcomes).
 func (l *Lease) Unlock(ctx context.Context) (err error) {
 	if l == nil {
 		return nil

@@ -14,6 +14,15 @@ import (
 // is safe for concurrent use: goroutines sharing it contend like separate
 // processes (unless Owner is set, which makes them one owner).
 //
+// Waiting. A blocking Lock that is refused subscribes to the lock's wake
+// channel (when the Scripter implements Subscriber) and tries again when a
+// release is published, or else after a pause never longer than the
+// holder's remaining TTL (jittered backoff from Options.MinRetryDelay to
+// MaxRetryDelay when polling); see waiter. A connection failure or a
+// passing server state (TRYAGAIN, CLUSTERDOWN, LOADING, ...) is retried
+// like a refusal; with a ctx without deadline, a server out of reach ends
+// the wait after Options.UnreachableTimeout (ErrUnreachable).
+//
 // Fairness. By default a released lock goes to whoever asks first
 // (barging): the releaser that locks again at once usually wins, while a
 // woken waiter may lose the race again and again. So the rule is
@@ -28,11 +37,20 @@ import (
 // that is refused starves at once and queues behind them (a TryLock is
 // refused, as on any held lock); one that starts while another Lock of the
 // same Client starves on the name starves from its first attempt, sparing
-// the refusal that would teach it so. Once no waiter starves, the lock barges
-// again. The threshold and the rule were chosen by measurement
-// (BenchmarkLockStarve in the bench package): see
-// DefaultStarvationThreshold. MutexOptions.FIFO instead queues every
-// blocking Lock from its first refusal.
+// the refusal that would teach it so. Once no waiter starves, the lock
+// barges again. MutexOptions.FIFO instead queues every blocking Lock from
+// its first refusal, and a release hands the lock to the queue's head.
+//
+// Hand-over. A waiter handed the lock takes it from its wake-up, which
+// carries the grant (see handed), without another call, when its last
+// attempt was refused before the grant and started within the lease's
+// drift margin (the lease counts from that attempt's start); otherwise,
+// or with Options.Ack, its next attempt finds the grant.
+//
+// Unknown outcomes. An attempt whose outcome is unknown (ctx ended, the
+// connection broke) is cleaned up in the background: the clean-up drops
+// only what that call granted and has Redis refuse it should it arrive
+// later. A Lock that gives up leaves the queue in the background too.
 type Mutex struct {
 	c         *Client
 	name      string
@@ -79,14 +97,10 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 func (m *Mutex) Name() string { return m.name }
 
 // TryLock makes one attempt to acquire the lock and does not wait (nor
-// queue, in FIFO mode: while FIFO waiters are queued it is refused). It
-// blocks for one round trip. It returns the lease, or ErrNotObtained when
-// another owner holds the lock (joined with ctx.Err() when ctx is done
-// already: then it sends nothing), or ErrClosed, ErrNilContext or the
-// Scripter's error. On any error nothing is held: when the call's outcome
-// is unknown (ctx ended, connection broke), a background clean-up drops
-// what the call may have granted and has Redis refuse it should it arrive
-// later; TryLock does not wait for that.
+// queue: in FIFO mode it is refused while waiters are queued). It blocks
+// for one round trip. It returns the lease, or ErrNotObtained when another
+// owner holds the lock, or ErrClosed, ErrNilContext or the Scripter's
+// error. On any error nothing is held (see Mutex: unknown outcomes).
 func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	err := m.c.begin(ctx)
 	if err != nil {
@@ -99,40 +113,14 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	})
 }
 
-// Lock acquires the lock, waiting while another owner holds it. It blocks
-// until the lock is acquired or ctx is done; there is no give-up after a
-// number of attempts. A waiter retries when the holder's release is
-// published (if the Scripter implements Subscriber) and otherwise after a
-// pause never longer than the holder's remaining TTL: jittered exponential
-// backoff from Options.MinRetryDelay to MaxRetryDelay when polling. In FIFO
-// mode it joins the lock's queue and is granted the lock in arrival order:
-// the holder's Unlock hands the lock to the first waiter in the queue, and
-// only that waiter is woken. In the default mode, a waiter that has waited
-// MutexOptions.StarvationThreshold starves: from its next attempt on (it
-// wakes for it) it is kept in the lock's key, and an Unlock hands it the
-// lock the same way (see Mutex); while another Lock of this Client starves
-// on the name, a Lock starves from its first attempt, after subscribing.
-// A waiter handed the lock takes it from its wake-up, which carries the
-// grant, without another call, when its last attempt was refused before
-// the grant and started within the lease's drift margin (the lease counts
-// from that attempt's start); otherwise, or with Options.Ack, its next
-// attempt finds the grant.
-// When ctx ends first it returns ErrNotObtained joined with ctx.Err(), so
-// errors.Is works for both (and with the last connection error, if the
-// attempts were failing), at once: leaving the queue and cleaning up after
-// an attempt whose outcome is unknown happen in the background. A
-// connection failure (a network error, EOF, a reset or refused connection,
-// a name that does not resolve) or a passing server state (TRYAGAIN,
-// CLUSTERDOWN, LOADING, MASTERDOWN, READONLY) is retried with backoff like
-// a refusal, and reported to the Observer as EventRetry; any other Scripter
-// error, such as NOPERM, NOAUTH, WRONGPASS or WRONGTYPE, is returned at
-// once. With a ctx that has no deadline, waiting for a holder is unbounded
-// but a server out of reach is not: once the server has not answered for
-// Options.UnreachableTimeout (default 10s, counted from the first
-// connection failure since its last answer), the next failed attempt ends
-// the call with an error matching ErrUnreachable and that failure. When
-// Client.Close runs meanwhile it returns ErrClosed. On any error nothing is
-// held.
+// Lock acquires the lock, waiting while another owner holds it (see
+// Mutex). It blocks until the lock is acquired or ctx is done. When ctx
+// ends first it returns ErrNotObtained joined with ctx.Err() (and the last
+// connection error, if attempts were failing); it returns ErrUnreachable
+// when the server is out of reach for Options.UnreachableTimeout and ctx
+// has no deadline, ErrClosed when Client.Close runs meanwhile, and any
+// Scripter error no retry can cure (NOPERM, NOAUTH, WRONGTYPE, ...) at
+// once. On any error nothing is held.
 func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	err := m.c.begin(ctx)
 	if err != nil {

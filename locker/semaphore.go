@@ -92,7 +92,10 @@ type SemaphoreOptions struct {
 // or crashes hands its wake-up on to the next one that fits, at the next
 // call on the semaphore; every waiter also retries on its own at least
 // every third of its entry's lifetime (the TTL, within [200 ms, 5 s]) and
-// when the next hold expires.
+// when the next hold expires. While other Acquires of the name wait on the
+// same Client, or as many of this Semaphore run as there are permits, an
+// Acquire subscribes to its channel before its first try, so that the
+// retry after a refusal needs no call unless a wake-up came.
 //
 // Every client of one name should pass the same permits to NewSemaphore:
 // each acquire is checked against its caller's limit, unless SetPermits
@@ -166,24 +169,14 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	})
 }
 
-// Acquire takes n permits, waiting until they are free (FIFO: until the
-// caller is the oldest waiter and they are free; without FIFO, also until
-// no starving waiter needs them, see SemaphoreOptions.StarvationThreshold).
-// It blocks until the lease is granted or ctx is done. A refused caller is
-// listed among the semaphore's waiters and retries when woken on its own
-// channel (a release wakes one waiter per freed permit that fits, see
-// Semaphore), and otherwise when the next hold expires or a third of its
-// entry's lifetime has passed. While other Acquires of the name wait on
-// this Client, or as many of this Semaphore run as there are permits, it
-// subscribes to its channel before its first try (one round trip on the
-// Subscriber's connection). When ctx ends first it returns ErrNotObtained
-// joined with ctx.Err(); ErrInvalidOption when n is outside [1, Permits]
-// or above the limit SetPermits stored. Connection failures are retried as
-// Mutex.Lock retries them (with a ctx without deadline, for at most
-// Options.UnreachableTimeout, then ErrUnreachable); another Scripter error
-// is returned at once. On any error nothing is held, and a caller that was
-// listed leaves the waiters in one bounded background call (sem_cancel.lua,
-// which hands a wake-up it was given on to the next waiter that fits).
+// Acquire takes n permits, waiting until they are free (see Semaphore for
+// the order waiters are served in and how they are woken). It blocks
+// until the lease is granted or ctx is done. When ctx ends first it returns
+// ErrNotObtained joined with ctx.Err(); ErrInvalidOption when n is outside
+// [1, Permits] or above the limit SetPermits stored; connection failures
+// are retried as Mutex.Lock retries them; another Scripter error is
+// returned at once. On any error nothing is held, and a listed caller
+// leaves the waiters in the background (handing on a wake-up it was given).
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.c.begin(ctx); err != nil {
 		return nil, err
