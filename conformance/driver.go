@@ -182,6 +182,9 @@ func RunGroups(t *testing.T, d Driver, groups ...string) {
 // runGroups is RunGroups of the cases of the groups that also pass only.
 func runGroups(t *testing.T, d Driver, only func(testCase) bool, groups ...string) {
 	t.Helper()
+	if u := unknownEnv(os.Environ()); len(u) > 0 {
+		t.Fatalf("conformance: unknown variable(s) %v set; the suite knows %v", u, knownEnv)
+	}
 	all := Groups()
 	for _, g := range groups {
 		if !slices.Contains(all, g) {

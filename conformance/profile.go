@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/scriptlock/scriptlock/internal/redisserver"
@@ -97,3 +98,27 @@ func (s safeAdmin) Node(context.Context, string) (*redisserver.Server, error) {
 	return nil, errUnsafe("command to a node of its choosing")
 }
 func (s safeAdmin) cluster() *redisserver.Cluster { return s.a.cluster() }
+
+// knownEnv are the SCRIPTLOCK_* variables the suite reads, and those the
+// repository's scripts and CLI read (they may share a shell with it).
+var knownEnv = []string{
+	redisserver.EnvRedisURL, redisserver.EnvRedisAddr, redisserver.EnvClusterURLs, redisserver.EnvClusterAddrs,
+	"SCRIPTLOCK_TLS_CA", EnvSuite, EnvCases,
+	"SCRIPTLOCK_URL", "SCRIPTLOCK_FUZZ", "SCRIPTLOCK_STATICCHECK", "SCRIPTLOCK_COMPAT_JOBS", "SCRIPTLOCK_COMPAT_OUT",
+	"SCRIPTLOCK_COMPAT_PARALLEL", "SCRIPTLOCK_COMPAT_RUN", "SCRIPTLOCK_COMPAT_SERVERS", "SCRIPTLOCK_COMPAT_TIMEOUT",
+}
+
+// unknownEnv returns the SCRIPTLOCK_* variables of environ (as
+// os.Environ gives it) that nothing reads: a misspelled SCRIPTLOCK_REDIS_URL
+// would otherwise certify a server the suite started instead of the one
+// meant.
+func unknownEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "SCRIPTLOCK_") && !slices.Contains(knownEnv, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
