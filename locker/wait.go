@@ -58,11 +58,6 @@ type waiter struct {
 	timer   *time.Timer
 }
 
-// attempt makes one try to acquire a lock. It returns the lease, or an
-// error matching ErrNotObtained together with the longest pause before the
-// next try (the holder's remaining TTL; 0 when unknown), or another error.
-type attempt func(ctx context.Context) (*Lease, time.Duration, error)
-
 // wakeSlack is added to a holder's remaining TTL before retrying, so the
 // retry comes just after the key expired.
 const wakeSlack = time.Millisecond
@@ -222,7 +217,9 @@ func (w *waiter) sleep(ctx context.Context, pause time.Duration) error {
 
 // wait runs try until it grants a lease or the waiter ends the wait: the
 // blocking acquire of the lock kinds without a hand-over (RWMutex,
-// Semaphore, MultiLock, Quorum). When starveAfter > 0, the tries from that
+// Semaphore, MultiLock, Quorum). A try returns the lease, or an error
+// matching ErrNotObtained with the longest pause before the next try (the
+// holder's remaining TTL; 0 when unknown), or another error. When starveAfter > 0, the tries from that
 // long after the start on (once subscribed) are a starving waiter's: try
 // is told so.
 func (c *Client) wait(ctx context.Context, w *waiter, starveAfter time.Duration, try func(ctx context.Context, starved bool) (*Lease, time.Duration, error)) (*Lease, error) {
