@@ -48,9 +48,11 @@ var mutexOps = &leaseOps{release: scriptRelease, extend: scriptExtend, pttl: scr
 // then ends the lease at once (Valid reports false, Context is
 // cancelled, Lost stays open) and the release is retried in the
 // background until done or the validity deadline has passed; the lock is
-// never kept alive by a lease its owner tried to release. A late call is
-// refused by the server: every Extend carries the lease's extend number,
-// every release its hold.
+// never kept alive by a lease its owner tried to release; and when a retry
+// of that Unlock then finds the lock expired or taken before the validity
+// deadline, the earlier try released it (nil). A late call is refused by
+// the server: every Extend carries the lease's extend number, every
+// release its hold.
 type Lease struct {
 	c      *Client
 	ops    *leaseOps
@@ -316,11 +318,12 @@ func (l *Lease) setValidity(n int64, d time.Time) {
 // Unlock releases this hold (for a caller-chosen Owner that is not
 // reentrant, its earlier holds too); it stops auto-refresh and cancels the
 // lease's Context first. It blocks for one round trip, and works after
-// Client.Close. It returns nil when released, also for a nil or released
-// lease; ErrExpired or ErrHeldByOther when the lease had expired (it counts
-// as released); an error the server answered (NOPERM, ...) with the lease
-// unchanged; or any other Scripter error, after which the lease is ended
-// and released in the background (see Lease: unknown outcomes).
+// Client.Close; concurrent Unlocks are serialized. It returns nil when
+// released, also for a nil or released lease; ErrExpired or ErrHeldByOther
+// when the lease had expired (it counts as released); an error the server
+// answered (NOPERM, ...) with the lease unchanged; or any other Scripter
+// error, after which the lease is ended and released in the background
+// (see Lease: unknown outcomes).
 func (l *Lease) Unlock(ctx context.Context) (err error) {
 	if l == nil {
 		return nil
