@@ -125,25 +125,6 @@ func (a Ack) met(got Acked) bool {
 	return got.Err == nil && got.Replicas >= int64(a.Replicas) && (!a.Fsync || got.Local >= 1)
 }
 
-// evalSha runs s by SHA-1, through the Acknowledger when s may write and
-// the Client asks for acknowledgement.
-func (c *Client) evalSha(ctx context.Context, s *script, keys, args []string) (any, error) {
-	if c.acker == nil || s.readOnly {
-		return c.s.EvalSha(ctx, s.sha, keys, args)
-	}
-	r, got, err := c.acker.EvalShaAck(ctx, s.sha, keys, args, c.ack)
-	return c.acked(r, got, err)
-}
-
-// eval runs s by source, as evalSha does.
-func (c *Client) eval(ctx context.Context, s *script, keys, args []string) (any, error) {
-	if c.acker == nil || s.readOnly {
-		return c.s.Eval(ctx, s.src, keys, args)
-	}
-	r, got, err := c.acker.EvalAck(ctx, s.src, keys, args, c.ack)
-	return c.acked(r, got, err)
-}
-
 // acked turns an acknowledged call's outcome into run's.
 func (c *Client) acked(r any, got Acked, err error) (any, error) {
 	if err != nil {

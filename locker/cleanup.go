@@ -111,7 +111,7 @@ func (c *Client) later(key string, until time.Time, op func(ctx context.Context)
 		if until.IsZero() {
 			until = time.Now().Add(cleanupFor)
 		}
-		until = later(until, time.Now().Add(cleanupTry))
+		until = latest(until, time.Now().Add(cleanupTry))
 		pause := 10 * time.Millisecond
 		for {
 			ctx, cancel := context.WithTimeout(j.ctx, cleanupTry)
@@ -132,7 +132,8 @@ func (c *Client) later(key string, until time.Time, op func(ctx context.Context)
 	}()
 }
 
-func later(a, b time.Time) time.Time {
+// latest returns the later of a and b.
+func latest(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
 	}
@@ -190,4 +191,22 @@ func (j *janitor) close() {
 	}
 	j.cancel()
 	<-idle
+}
+
+// track counts a background call of the Client, so that close waits for
+// it; close's cancellation runs cancel. The call reports its end with the
+// returned function. After close, the call is cancelled at once.
+func (j *janitor) track(cancel context.CancelFunc) (done func()) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		cancel()
+		return func() {}
+	}
+	j.enter()
+	stop := context.AfterFunc(j.ctx, cancel)
+	return func() {
+		stop()
+		j.leave()
+	}
 }

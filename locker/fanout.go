@@ -180,21 +180,3 @@ func (f *fan[T]) finish(late func(i int, v T, err error)) {
 		}
 	}
 }
-
-// track counts a background call of the Client, so that close waits for
-// it; close's cancellation runs cancel. The call reports its end with the
-// returned function. After close, the call is cancelled at once.
-func (j *janitor) track(cancel context.CancelFunc) (done func()) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.closed {
-		cancel()
-		return func() {}
-	}
-	j.enter()
-	stop := context.AfterFunc(j.ctx, cancel)
-	return func() {
-		stop()
-		j.leave()
-	}
-}

@@ -127,6 +127,25 @@ func (c *Client) run(ctx context.Context, s *script, keys, args []string) (any, 
 	return r, nil
 }
 
+// evalSha runs s by SHA-1, through the Acknowledger when s may write and
+// the Client asks for acknowledgement.
+func (c *Client) evalSha(ctx context.Context, s *script, keys, args []string) (any, error) {
+	if c.acker == nil || s.readOnly {
+		return c.s.EvalSha(ctx, s.sha, keys, args)
+	}
+	r, got, err := c.acker.EvalShaAck(ctx, s.sha, keys, args, c.ack)
+	return c.acked(r, got, err)
+}
+
+// eval runs s by source, as evalSha does.
+func (c *Client) eval(ctx context.Context, s *script, keys, args []string) (any, error) {
+	if c.acker == nil || s.readOnly {
+		return c.s.Eval(ctx, s.src, keys, args)
+	}
+	r, got, err := c.acker.EvalAck(ctx, s.src, keys, args, c.ack)
+	return c.acked(r, got, err)
+}
+
 func (c *Client) wrap(ctx context.Context, s *script, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = errors.Join(err, cerr)
