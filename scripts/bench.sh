@@ -6,7 +6,7 @@
 # installs redis-server when it is missing and apt-get is there, as
 # scripts/test.sh does.
 #
-#   scripts/bench.sh                     # short mode: 6 passes x 150ms, ~10-12 min
+#   scripts/bench.sh                     # short mode: 6 passes x 150ms, 10-20 min on 2 cores
 #   BENCH_MODE=full scripts/bench.sh     # full mode: 10 passes x 1s, ~30 min
 #   scripts/bench.sh --help              # print this and exit (also -h)
 #
