@@ -59,10 +59,11 @@ const (
 // not mark, a context or network error, an AckError and the error of a
 // retried call that had a try with an unknown outcome are unknown.
 func outcomeOf(err error) outcome {
+	if err == nil {
+		return done // before se, whose address escapes: a call that succeeds allocates nothing here
+	}
 	var se *ServerError
 	switch {
-	case err == nil:
-		return done
 	case errors.As(err, new(*unknownError)), errors.Is(err, ErrNotAcknowledged):
 		return unknown
 	case errors.As(err, &se):
