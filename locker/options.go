@@ -225,7 +225,7 @@ func validName(name string) error {
 // validTTL checks a TTL and returns it in whole milliseconds.
 func validTTL(ttl time.Duration) (int64, error) {
 	if ttl < MinTTL || ttl > MaxTTL {
-		return 0, fmt.Errorf("%w: %v not in [%v, %v]", ErrInvalidTTL, ttl, MinTTL, MaxTTL)
+		return 0, fmt.Errorf("%w: %v not in [%v, %d days]", ErrInvalidTTL, ttl, MinTTL, MaxTTL/(24*time.Hour))
 	}
 	return ttl.Milliseconds(), nil
 }

@@ -23,7 +23,7 @@ func TestErrorType(t *testing.T) {
 		{fmt.Errorf("%w: %q", locker.ErrHeldByOther, "a"), "held_by_other"},
 		{locker.ErrClosed, "closed"},
 		{fmt.Errorf("%w: empty", locker.ErrInvalidName), "invalid_argument"},
-		{fmt.Errorf("%w: 0s not in [1ms, 8760h0m0s]", locker.ErrInvalidTTL), "invalid_argument"},
+		{fmt.Errorf("%w: 0s not in [1ms, 365 days]", locker.ErrInvalidTTL), "invalid_argument"},
 		{locker.ErrNilContext, "invalid_argument"},
 		{fmt.Errorf("%w: acquire status 9", locker.ErrUnexpectedReply), "unexpected_reply"},
 		{fmt.Errorf("locker: acquire script: %w", context.DeadlineExceeded), "timeout"},
