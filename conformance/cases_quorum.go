@@ -463,7 +463,10 @@ func checkQuorumNoLeaseWithError(t *testing.T, e *env) {
 	h, err := e.mutex(qs.clients[2], "closing", outcomeTTL, nil).TryLock(e.ctx)
 	require.NoError(t, err, "call: plain TryLock of \"closing\" on deployment 2 (setup)")
 	q = qs.quorum("closing", outcomeTTL, opts)
-	a := f.delayReply("acquire", 1, time.Second)
+	// The slow grant's delay is the room the Close below has to land in
+	// (Close itself waits up to a second for the attempt in flight).
+	const slowGrant = time.Second
+	a := f.delayReply("acquire", 1, slowGrant).onKey(qs.clients[0].Key("closing"))
 	type res struct {
 		l   *locker.QuorumLease
 		err error
@@ -480,7 +483,7 @@ func checkQuorumNoLeaseWithError(t *testing.T, e *env) {
 		_, err := qs.clients[1].Inspect(e.ctx, "closing")
 		return errors.Is(err, locker.ErrClosed)
 	}, 5*time.Second, time.Millisecond, "call: Inspect on deployment 1's Client after Close: want ErrClosed")
-	require.Less(t, time.Since(applied), time.Second, "deployment 1's Client must close while deployment 0's grant is still on its way (the fault's delay)")
+	require.Less(t, time.Since(applied), slowGrant, "deployment 1's Client must close while deployment 0's grant is still on its way (the fault's delay)")
 	r := <-done
 	require.ErrorIs(t, r.err, locker.ErrClosed, "call: Quorum.TryLock with a Client closed before the decision")
 	assert.Nil(t, r.l, "call: Quorum.TryLock with a Client closed before the decision: the lease")
