@@ -39,6 +39,11 @@ var aclCases = []testCase{
 	},
 }
 
+// aclTTL is the TTL of the ACL rule's leases, and what it extends them to:
+// the rule is about permissions, not expiry, so its leases must not expire
+// between two of its calls on a slow machine.
+const aclTTL = 30 * time.Second
+
 func checkACL(t *testing.T, e *env) {
 	if !e.d.driver.authSupport() {
 		e.notApplicable("driver %s declares no ACL support (Driver.Authenticated and Driver.Connect are nil)", e.d.driver.Name)
@@ -50,33 +55,33 @@ func checkACL(t *testing.T, e *env) {
 	s := e.d.driver.authenticated(t, e.d.conn, user, pw)
 
 	c := e.clientOn(s, nil)
-	m := e.mutex(c, "acl", 2*time.Second, &locker.MutexOptions{FIFO: true, AutoRefresh: true})
+	m := e.mutex(c, "acl", aclTTL, &locker.MutexOptions{FIFO: true, AutoRefresh: true})
 	l, err := m.Lock(e.ctx)
 	require.NoError(t, err, "call: Lock as the ACL user")
 	got := lockAsync(e.ctx, m) // a waiter: subscribes to the wake channel
 	time.Sleep(50 * time.Millisecond)
-	require.NoError(t, l.Extend(e.ctx, 3*time.Second), "call: Extend as the ACL user")
+	require.NoError(t, l.Extend(e.ctx, aclTTL), "call: Extend as the ACL user")
 	_, err = l.TTL(e.ctx)
 	require.NoError(t, err, "call: TTL as the ACL user")
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock as the ACL user")
 	r := <-got
 	require.NoError(t, r.err, "call: waiter Lock as the ACL user")
 	require.NoError(t, r.l.Unlock(e.ctx), "call: waiter Unlock as the ACL user")
-	rw := e.rw(c, "acl-rw", 2*time.Second, nil)
+	rw := e.rw(c, "acl-rw", aclTTL, nil)
 	rl, err := rw.RLock(e.ctx)
 	require.NoError(t, err, "call: RLock as the ACL user")
-	require.NoError(t, rl.Extend(e.ctx, 3*time.Second), "call: read lease Extend as the ACL user")
+	require.NoError(t, rl.Extend(e.ctx, aclTTL), "call: read lease Extend as the ACL user")
 	require.NoError(t, rl.Unlock(e.ctx), "call: read lease Unlock as the ACL user")
 	wl, err := rw.Lock(e.ctx)
 	require.NoError(t, err, "call: write Lock as the ACL user")
 	rl, err = rw.Downgrade(e.ctx, wl)
 	require.NoError(t, err, "call: Downgrade as the ACL user")
 	require.NoError(t, rl.Unlock(e.ctx), "call: Unlock after Downgrade as the ACL user")
-	sem := e.sem(c, "acl-sem", 2, 2*time.Second, &locker.SemaphoreOptions{FIFO: true})
+	sem := e.sem(c, "acl-sem", 2, aclTTL, &locker.SemaphoreOptions{FIFO: true})
 	sl, err := sem.Acquire(e.ctx, 2)
 	require.NoError(t, err, "call: semaphore Acquire as the ACL user")
 	require.NoError(t, sem.SetPermits(e.ctx, 3), "call: SetPermits as the ACL user")
-	require.NoError(t, sl.Extend(e.ctx, 3*time.Second), "call: semaphore Extend as the ACL user")
+	require.NoError(t, sl.Extend(e.ctx, aclTTL), "call: semaphore Extend as the ACL user")
 	_, err = sl.TTL(e.ctx)
 	require.NoError(t, err, "call: semaphore TTL as the ACL user")
 	require.NoError(t, sl.Unlock(e.ctx), "call: semaphore Unlock as the ACL user")

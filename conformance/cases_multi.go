@@ -191,7 +191,7 @@ func checkMultiOutcome(t *testing.T, e *env) {
 	names := sameSlotNames("out", "out")
 	m := e.multi(c, names, 30*time.Second, nil)
 	probe := e.client(nil)
-	acquireFates(t, e.ctx, f, c.Key(names[0]), "multi_acquire",
+	acquireFates(t, e, f, c.Key(names[0]), "multi_acquire",
 		func(ctx context.Context) error { _, err := m.TryLock(ctx); return err },
 		func(string) bool {
 			for _, n := range names {

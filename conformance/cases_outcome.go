@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -440,16 +441,18 @@ func (o *outcome) assertServerHeld(l *locker.Lease, minTTL time.Duration, what s
 	}
 }
 
-// assertLive asserts that l is held as far as its holder can tell.
-func assertLive(t *testing.T, l *locker.Lease, what string) {
+// assertLive checks that l is held as far as its holder can tell: a
+// liveness expectation (see within). It reports whether it held.
+func (e *env) assertLive(t *testing.T, l *locker.Lease, what string) bool {
 	t.Helper()
-	assert.True(t, l.Valid(), "%s: call: Valid(): got false, want true (ValidUntil %v, now %v)", what, l.ValidUntil(), time.Now())
-	assert.NoError(t, l.Err(), "%s: call: Err(): got %v, want nil", what, l.Err())
+	lost := false
 	select {
 	case <-l.Lost():
-		t.Errorf("%s: call: Lost(): closed, want open (Err %v)", what, l.Err())
+		lost = true
 	default:
 	}
+	return e.timely(t, l.Valid() && l.Err() == nil && !lost, fmt.Sprintf("%s: call: Valid() %v, Err() %v, Lost() closed %v; want true, nil, false (ValidUntil %v, now %v)",
+		what, l.Valid(), l.Err(), lost, l.ValidUntil().Format("15:04:05.000"), time.Now().Format("15:04:05.000")))
 }
 
 // assertEnded asserts that l was ended by its holder: released, or ended
@@ -474,12 +477,12 @@ func assertInjected(t *testing.T, err error, what string) {
 	assert.True(t, isInjected(err), "%s: got %v, want the injected connection error (the call's outcome is unknown)", what, err)
 }
 
-// assertPrompt asserts that a call whose context ended at end returned
-// by returned, within prompt.
-func assertPrompt(t *testing.T, end, returned time.Time, what string) {
+// assertPrompt checks that a call whose context ended at end returned by
+// returned, within prompt (a time bound, see within). It reports whether
+// it did.
+func (e *env) assertPrompt(t *testing.T, end, returned time.Time, what string) bool {
 	t.Helper()
-	assert.Less(t, returned.Sub(end), prompt, "%s: returned %v after its context ended; want it within %v (it must not wait for the slow call or its clean-up)",
-		what, returned.Sub(end), prompt)
+	return e.within(t, what+": returned after its context ended (it must not wait for the slow call or its clean-up)", returned.Sub(end), prompt)
 }
 
 // notAfter asserts that got is not later than limit.

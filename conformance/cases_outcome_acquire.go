@@ -52,7 +52,9 @@ func checkOutcomeAcquireLost(t *testing.T, e *env) {
 			g := o.add(l, m)
 			assert.Equal(t, 1, a.applied(), "%s: the first acquire call ran on Redis and its reply was lost", what)
 			assert.GreaterOrEqual(t, o.f.count(m.script("acquire"))-calls, 2, "%s: acquire calls made by %s: want the lost one and at least one more", what, m.op())
-			assertLive(t, l, what)
+			if !e.assertLive(t, l, what) {
+				return
+			}
 			o.assertHeld(m, name, what)
 			o.mustUnlock(what, g)
 			o.awaitFree(m, name, what+", after Unlock")
@@ -82,7 +84,9 @@ func checkOutcomeAcquireLost(t *testing.T, e *env) {
 		a.disarm()
 		require.NoError(t, r.err, "%s: call: %s: got %v, want a lease once the reader left", what, m.op(), r.err)
 		g := o.add(r.l, m)
-		assertLive(t, r.l, what)
+		if !e.assertLive(t, r.l, what) {
+			return
+		}
 		o.assertHeld(m, name, what)
 		o.mustUnlock(what, g)
 		o.awaitFree(m, name, what+", after Unlock")
@@ -103,7 +107,9 @@ func checkOutcomeAcquireLost(t *testing.T, e *env) {
 			require.Error(t, err, "%s: call: second %s: got a lease, want the connection error", what, m.op())
 			assert.Nil(t, l2, "%s: call: second %s: lease", what, m.op())
 			o.f.awaitCleanup(t, m.hashKey(o.c, name), since, what)
-			assertLive(t, l1, what+": L1")
+			if !e.assertLive(t, l1, what+": L1") {
+				return
+			}
 			o.assertHeld(m, name, what)
 			o.assertServerHeld(l1, outcomeTTL/2, what+": L1")
 			assert.NoError(t, l1.Extend(e.ctx, outcomeTTL), "%s: call: L1.Extend", what)
@@ -218,7 +224,9 @@ func checkOutcomeAcquireDelayed(t *testing.T, e *env) {
 			require.Equal(t, 1, a.applied(), "%s: the call was delayed", what)
 			assert.GreaterOrEqual(t, time.Since(start), slowButAnswered, "%s: %s returned before the delayed call ran", what, m.op())
 			notAfter(t, l.ValidUntil(), start.Add(outcomeTTL), what+": call: ValidUntil() (counted from the call's start)")
-			assertLive(t, l, what)
+			if !e.assertLive(t, l, what) {
+				return
+			}
 			o.mustUnlock(what, g)
 			o.awaitFree(m, name, what)
 		})
@@ -238,7 +246,9 @@ func checkOutcomeAcquireDelayed(t *testing.T, e *env) {
 			require.Error(t, err, "%s: call: %s: got a lease, want the context's error", what, m.op())
 			assert.Nil(t, l, "%s: call: %s: lease", what, m.op())
 			assert.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: %s: got %v, want context.DeadlineExceeded", what, m.op(), err)
-			assertPrompt(t, deadline, returned, what+": call: "+m.op())
+			if !e.assertPrompt(t, deadline, returned, what+": call: "+m.op()) {
+				return
+			}
 			o.f.awaitAnswered(t, since, what+": the delayed call", m.script("acquire"))
 			o.awaitFree(m, name, what)
 		})

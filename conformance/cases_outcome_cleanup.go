@@ -192,7 +192,9 @@ func checkOutcomeCleanupLate(t *testing.T, e *env) {
 			}
 			// Finding 1 (also with Reentrant): the late clean-up must not
 			// drop the later attempt's hold.
-			assertLive(t, l, what)
+			if !e.assertLive(t, l, what) {
+				return
+			}
 			o.assertHeld(m, name, what)
 			o.assertServerHeld(l, outcomeTTL/2, what)
 			if cm.heldFirst {
@@ -268,7 +270,9 @@ func checkDowngradeCleanupLate(o *outcome) {
 				t.Logf("%s: late clean-up %s replied %v", what, hc.call.name, r.r)
 			}
 		}
-		assertLive(t, w2, what+": the other writer")
+		if !o.e.assertLive(t, w2, what+": the other writer") {
+			return
+		}
 		o.assertHeld(mWrite, name, what+": the other writer")
 		o.assertServerHeld(w2, outcomeTTL/2, what+": the other writer")
 		o.mustUnlock(what+": the other writer", g2)
@@ -303,7 +307,9 @@ func checkOutcomeCleanupDelayed(t *testing.T, e *env) {
 			assert.Nil(t, l)
 			assert.ErrorIs(t, err, locker.ErrNotObtained, "%s: call: %s: got %v, want ErrNotObtained joined with the context's error", what, m.op(), err)
 			assert.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: %s: got %v, want ErrNotObtained joined with context.DeadlineExceeded", what, m.op(), err)
-			assertPrompt(t, deadline, returned, what+": call: "+m.op()) // finding 15
+			if !e.assertPrompt(t, deadline, returned, what+": call: "+m.op()) { // finding 15
+				return
+			}
 			require.Equal(t, 1, a.applied(), "%s: the acquire call was delayed", what)
 			o.f.awaitCleanup(t, m.hashKey(o.c, name), since, what)
 			o.f.awaitAnswered(t, sinceAcq, what+": the delayed acquire call", m.script("acquire"))

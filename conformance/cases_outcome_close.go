@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -80,8 +81,10 @@ func checkOutcomeCloseBlocked(t *testing.T, e *env) {
 				t.Errorf("%s: call: %s: got a lease (fence %d) after Close started; want ErrClosed, and a grant that arrives after Close started released", what, m.op(), r.l.Fence())
 				_ = o.unlock(e.ctx, g)
 			}
-			assert.ErrorIs(t, r.err, locker.ErrClosed, "%s: call: %s: got %v, want ErrClosed", what, m.op(), r.err)                                                              // finding 8
-			assert.Less(t, returned.Sub(closing), closePrompt, "%s: call: %s returned %v after Close started; want within %v", what, m.op(), returned.Sub(closing), closePrompt) // finding 8
+			assert.ErrorIs(t, r.err, locker.ErrClosed, "%s: call: %s: got %v, want ErrClosed", what, m.op(), r.err) // finding 8
+			if !e.within(t, fmt.Sprintf("%s: call: %s returned after Close started", what, m.op()), returned.Sub(closing), closePrompt) {
+				return
+			}
 			require.NoError(t, <-closed, "%s: call: Close", what)
 			if !cm.inFlight {
 				o.mustUnlock(what+": the holder", hg)

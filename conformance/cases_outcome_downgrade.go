@@ -71,7 +71,9 @@ func checkOutcomeDowngradeLate(t *testing.T, e *env) {
 					t.Errorf("%s: field %q in the lock's hash after the late downgrade: want no read hold", what, f)
 				}
 			}
-			assertLive(t, w2, what+": the writer granted meanwhile")
+			if !e.assertLive(t, w2, what+": the writer granted meanwhile") {
+				return
+			}
 			o.assertServerHeld(w2, outcomeTTL/2, what+": the writer granted meanwhile")
 			_, err = acquireOn(e.ctx, o.prober, mRead, name, outcomeTTL)
 			assert.ErrorIs(t, err, locker.ErrNotObtained, "%s: call: TryRLock by a third client while the other writer holds: got %v, want ErrNotObtained", what, err)
@@ -98,7 +100,9 @@ func checkOutcomeDowngradeDelayed(t *testing.T, e *env) {
 			o.h.closeAt(g, time.Now())
 			gr := o.add(r, mRead)
 			require.Equal(t, 1, a.applied(), "%s: the downgrade call was delayed", what)
-			assertLive(t, r, what+": the read lease")
+			if !e.assertLive(t, r, what+": the read lease") {
+				return
+			}
 			assert.False(t, w.Valid(), "%s: call: Valid() of the write lease after Downgrade: got true, want false", what)
 			assert.NoError(t, w.Unlock(e.ctx), "%s: call: Unlock of the write lease after Downgrade: want nil (it counts as released)", what)
 			o.assertHeld(mRead, name, what+": the read lease")
@@ -123,7 +127,9 @@ func checkOutcomeDowngradeDelayed(t *testing.T, e *env) {
 			require.Error(t, err, "%s: call: Downgrade: got a read lease, want the context's error", what)
 			assert.Nil(t, r, "%s: call: Downgrade: read lease", what)
 			assert.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: Downgrade: got %v, want context.DeadlineExceeded", what, err)
-			assertPrompt(t, deadline, returned, what+": call: Downgrade")
+			if !e.assertPrompt(t, deadline, returned, what+": call: Downgrade") {
+				return
+			}
 			assertEnded(t, w, what+": the write lease")
 			o.f.awaitAnswered(t, since, what+": the delayed call", "rw_downgrade")
 			o.awaitFree(m, name, what)

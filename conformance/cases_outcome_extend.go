@@ -47,7 +47,9 @@ func checkOutcomeExtendLost(t *testing.T, e *env) {
 			require.GreaterOrEqual(t, a.applied(), 1, "%s: the extend call ran on Redis and its reply was lost", what)
 			// Finding 6: the deadline is no later than start + the short TTL.
 			notAfter(t, l.ValidUntil(), start.Add(shortExtend), what+": call: ValidUntil() (finding 6)")
-			assertLive(t, l, what)
+			if !e.assertLive(t, l, what) {
+				return
+			}
 			ttl, err := l.TTL(e.ctx)
 			if assert.NoError(t, err, "%s: call: TTL", what) {
 				assert.LessOrEqual(t, ttl, shortExtend, "%s: call: TTL: got %v, want at most %v (the lost Extend ran)", what, ttl, shortExtend)
@@ -66,7 +68,9 @@ func checkOutcomeExtendLost(t *testing.T, e *env) {
 			a.disarm()
 			require.Error(t, err, "%s: call: Extend: got nil, want the connection error", what)
 			notAfter(t, l.ValidUntil(), before, what+": call: ValidUntil() (never later than before the unknown Extend)")
-			assertLive(t, l, what)
+			if !e.assertLive(t, l, what) {
+				return
+			}
 
 			o.mustUnlock(what, g)
 			o.awaitFree(m, name, what)
@@ -100,7 +104,9 @@ func checkOutcomeExtendLate(t *testing.T, e *env) {
 			t.Logf("%s: the late extend replied %v", what, r.r)
 			// Finding 6: the late Extend(short) changes nothing.
 			o.assertServerHeld(l, outcomeTTL-5*time.Second, what+": after the late Extend(short) (finding 6)")
-			assertLive(t, l, what)
+			if !e.assertLive(t, l, what) {
+				return
+			}
 			o.assertHeld(m, name, what)
 			o.mustUnlock(what, g)
 			o.awaitFree(m, name, what)
@@ -138,7 +144,9 @@ func checkOutcomeExtendDelayed(t *testing.T, e *env) {
 			a.disarm()
 			require.Error(t, err, "%s: call: Extend(%v): got nil, want the context's error", what, shortExtend)
 			assert.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: Extend: got %v, want context.DeadlineExceeded", what, err)
-			assertPrompt(t, deadline, returned, what+": call: Extend")
+			if !e.assertPrompt(t, deadline, returned, what+": call: Extend") {
+				return
+			}
 			notAfter(t, l.ValidUntil(), before, what+": call: ValidUntil() (never later than before)")
 			notAfter(t, l.ValidUntil(), start.Add(shortExtend), what+": call: ValidUntil() (no later than its start plus the TTL)")
 			o.f.awaitAnswered(t, since, what+": the delayed call", m.script("extend"))

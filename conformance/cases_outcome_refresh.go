@@ -26,10 +26,14 @@ func checkOutcomeRefreshLost(t *testing.T, e *env) {
 			name := o.name(m, "renew-lost")
 			l, g := o.mustAcquire(o.c, m, name, renewTTL)
 			a := o.f.lose(m.script("extend"), 2).onKey(m.hashKey(o.c, name))
-			a.awaitApplied(t, 2, what)
+			if !a.appliedTimely(t, e, 2, what) {
+				return
+			}
 			// Watch past the deadline that the lost renewals would have kept.
 			for end := time.Now().Add(renewTTL); time.Now().Before(end); time.Sleep(renewTTL / 6) {
-				assertLive(t, l, what)
+				if !e.assertLive(t, l, what) {
+					return
+				}
 				o.assertHeld(m, name, what)
 				if t.Failed() {
 					break
@@ -50,10 +54,15 @@ func checkOutcomeRefreshLate(t *testing.T, e *env) {
 			name := o.name(m, "renew-late")
 			l, g := o.mustAcquire(o.c, m, name, renewTTL)
 			a := o.f.holdBack(m.script("extend"), 1, nil).onKey(m.hashKey(o.c, name))
-			hc := a.next(t, what)
+			hc, ok := a.nextTimely(t, e, what)
 			a.disarm()
+			if !ok {
+				return
+			}
 			time.Sleep(renewTTL / 2) // the renewer retries and goes on
-			assertLive(t, l, what)
+			if !e.assertLive(t, l, what) {
+				return
+			}
 			o.mustUnlock(what, g)
 			r := hc.deliver(t)
 			require.NoError(t, r.err, "%s: the held call %s, delivered late", what, hc.call)
@@ -88,7 +97,11 @@ func checkOutcomeRefreshDelayed(t *testing.T, e *env) {
 					r := o.f.delayReply(m.script("release"), 1, slowCall).onKey(m.hashKey(o.c, name))
 					defer r.disarm()
 				}
-				a.awaitApplied(t, 1, what)
+				if !a.appliedTimely(t, e, 1, what) {
+					a.disarm()
+					_ = o.unlock(e.ctx, g) // the lease may have expired meanwhile
+					return
+				}
 				err := o.unlock(e.ctx, g)
 				a.disarm()
 				assert.NoError(t, err, "%s: call: Unlock: got %v, want nil (finding 7)", what, err) // finding 7

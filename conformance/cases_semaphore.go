@@ -354,7 +354,7 @@ func checkSemOutcome(t *testing.T, e *env) {
 		require.NoError(t, l.Unlock(e.ctx))
 		return true
 	}
-	acquireFates(t, e.ctx, f, key, "sem_acquire",
+	acquireFates(t, e, f, key, "sem_acquire",
 		func(ctx context.Context) error { _, err := s.TryAcquire(ctx, permits); return err }, allFree)
 
 	// Delayed, answered within the context: a lease, valid from the call's

@@ -152,7 +152,6 @@ func checkStallDebugSleep(t *testing.T, e *env) {
 
 	t.Logf("stall run: %d DEBUG SLEEPs; outcomes: %v; unexpected errors (sample): %v", slept.Load(), tally.counts, tally.unexpect)
 	require.NotZero(t, slept.Load(), "call: admin DEBUG SLEEP: the server was never stalled")
-	assert.NotZero(t, len(h.grants), "call: stall run: no lock was granted at all")
 	r := h.check(t)
 	if r.overlaps > 0 && tally.nvalid > 0 {
 		t.Errorf("call: %d Unlocks failed and left their lease claiming validity (a cause of the overlaps above); first: %v", tally.nvalid, tally.valid)
@@ -169,6 +168,7 @@ func checkStallDebugSleep(t *testing.T, e *env) {
 	l, err := e.rw(fresh, names[2], stallTTL, nil).TryLock(e.ctx)
 	require.NoError(t, err, "call: RWMutex TryLock %q by a fresh client after the TTL: got error, want a lease", names[2])
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock %q", names[2])
+	e.timely(t, len(h.grants) > 0, "call: stall run: no lock was granted at all")
 }
 
 // stallLoop is worker i's loop: lock (with Lock or TryLock, in turn),

@@ -421,7 +421,7 @@ func newDeployment(t *testing.T, d *deployment) *deployment {
 // report runs f as the rule named rule of d (its subtest t) and records
 // how it ended in the verdict.
 func (d *deployment) report(t *testing.T, rule string, f func(t *testing.T)) {
-	t.Cleanup(func() { verdicts.add(d, rule, t, "") })
+	t.Cleanup(func() { verdicts.add(d, rule, t, "", nil, t.Failed()) })
 	f(t)
 }
 
@@ -553,13 +553,20 @@ func runCase(t *testing.T, d *deployment, c testCase) {
 	t.Run(c.name, func(t *testing.T) {
 		t.Logf("rule: %s", c.rule)
 		var reason string // why the case is not applicable, or ""
+		var e *env
 		// Registered first, so it runs last: the goroutine check and
-		// every clean-up of the case have had their say.
+		// every clean-up of the case have had their say. The exceeded
+		// time bounds are reported here, after the rule's own checks.
 		t.Cleanup(func() {
+			var notes []timingNote
+			safetyFailed := t.Failed()
+			if e != nil {
+				notes, safetyFailed = e.reportTiming(t)
+			}
 			if d.record != nil {
 				d.record(c.name, t.Skipped(), reason)
 			}
-			verdicts.add(d, c.name, t, reason)
+			verdicts.add(d, c.name, t, reason, notes, safetyFailed)
 		})
 		if c.needs != "" && d.profile == ProfileSafe {
 			reason = "the safe profile leaves it out: it " + c.needs
@@ -580,7 +587,7 @@ func runCase(t *testing.T, d *deployment, c testCase) {
 		case c.exclusive != "":
 			t.Logf("runs alone on the deployment: %s", c.exclusive)
 		}
-		e := newEnv(t, d, prefix)
+		e = newEnv(t, d, prefix)
 		t.Cleanup(func() { reason = e.naReason })
 		c.check(t, e)
 	})

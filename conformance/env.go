@@ -183,6 +183,10 @@ type env struct {
 	raw   map[string]bool // raw keys handed out by key, deleted after the case
 
 	naReason string // why the case is not applicable (see notApplicable), or ""
+
+	start    time.Time    // when the case began (see measureLag)
+	timingMu sync.Mutex
+	timings  []timingNote // timing checks that did not pass (see within)
 }
 
 // newEnv returns the env of a case with the key prefix prefix (see
@@ -190,7 +194,8 @@ type env struct {
 func newEnv(t *testing.T, d *deployment, prefix string) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), caseTimeout)
 	t.Cleanup(cancel)
-	e := &env{t: t, d: d, s: d.connect(t), ctx: ctx, prefix: prefix, raw: map[string]bool{}}
+	e := &env{t: t, d: d, s: d.connect(t), ctx: ctx, prefix: prefix, raw: map[string]bool{}, start: time.Now()}
+	t.Cleanup(meter.hold())
 	t.Cleanup(e.deleteRaw)
 	return e
 }

@@ -255,6 +255,28 @@ func (a *faultArm) next(t *testing.T, what string) *heldCall {
 	}
 }
 
+// nextTimely is next for a call the core makes by itself, in its own time
+// (an auto-refresh renewal): a call that does not come within 10 s is a
+// timing check that failed, judged by e (see within). On false, the
+// caller stops the rule.
+func (a *faultArm) nextTimely(t *testing.T, e *env, what string) (*heldCall, bool) {
+	t.Helper()
+	select {
+	case h := <-a.held:
+		return h, true
+	case <-time.After(10 * time.Second):
+		return nil, e.timely(t, false, fmt.Sprintf("%s: no %s call was held back within 10s", what, a.script))
+	}
+}
+
+// appliedTimely is awaitApplied for calls the core makes by itself (see
+// nextTimely).
+func (a *faultArm) appliedTimely(t *testing.T, e *env, n int, what string) bool {
+	t.Helper()
+	ok := waitFor(func() bool { return a.applied() >= n }, 10*time.Second)
+	return e.timely(t, ok, fmt.Sprintf("%s: the %s fate applied to %d of the %d %s call(s) wanted within 10s", what, a.fate, a.applied(), n, a.script))
+}
+
 // heldCalls returns the calls a held back so far, without waiting.
 func (a *faultArm) heldCalls() []*heldCall {
 	var hs []*heldCall

@@ -29,8 +29,9 @@ var verdicts = &verdictBook{cells: map[verdictKey]string{}, reasons: map[verdict
 type verdictBook struct {
 	mu      sync.Mutex
 	cols    []*verdictCol
-	cells   map[verdictKey]string // "pass", "FAIL", "n/a"
+	cells   map[verdictKey]string // "pass", "unjudged", "late", "FAIL", "n/a"
 	reasons map[verdictKey]string // why "n/a"
+	timings []timingRow           // timing checks that did not pass
 }
 
 // verdictCol is a column: a driver on a kind of deployment in a profile.
@@ -92,14 +93,22 @@ func (b *verdictBook) deployment(d *deployment) {
 	}
 }
 
-// add records how the rule's subtest t on d ended: failed, skipped (with
-// reason, when known), or passed. A rule run more than once in a column
-// shows its worst outcome: FAIL, then pass, then n/a.
-func (b *verdictBook) add(d *deployment, rule string, t *testing.T, reason string) {
+// add records how the rule's subtest t on d ended: failed its own checks
+// (safetyFailed), exceeded a time bound, passed with a bound not judged
+// (notes, see within), skipped (with reason, when known), or passed. A rule
+// run more than once in a column shows its worst outcome: FAIL, late,
+// unjudged, pass, n/a.
+func (b *verdictBook) add(d *deployment, rule string, t *testing.T, reason string, notes []timingNote, safetyFailed bool) {
 	st := "pass"
 	switch {
+	case safetyFailed:
+		st = "FAIL"
+	case t.Failed() && len(notes) > 0:
+		st = "late"
 	case t.Failed():
 		st = "FAIL"
+	case len(notes) > 0:
+		st = "unjudged"
 	case t.Skipped():
 		st = "n/a"
 		if reason == "" {
@@ -107,16 +116,30 @@ func (b *verdictBook) add(d *deployment, rule string, t *testing.T, reason strin
 		}
 	}
 	b.record(d, rule, st, reason)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	col := b.column(d)
+	for _, n := range notes {
+		b.timings = append(b.timings, timingRow{col: col, rule: rule, note: n})
+	}
 }
 
-// record records the outcome st ("pass", "FAIL" or "n/a", with reason) of
-// rule on d (see add).
+// timingRow is a timing check that did not pass, for the timing section.
+type timingRow struct {
+	col  *verdictCol
+	rule string
+	note timingNote
+}
+
+// cellRank orders a rule's outcomes: a rule run twice shows its worst.
+var cellRank = map[string]int{"": 0, "n/a": 1, "pass": 2, "unjudged": 3, "late": 4, "FAIL": 5}
+
+// record records the outcome st (see add; "n/a" with reason) of rule on d.
 func (b *verdictBook) record(d *deployment, rule, st, reason string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := verdictKey{b.column(d), rule}
-	rank := map[string]int{"": 0, "n/a": 1, "pass": 2, "FAIL": 3}
-	if rank[st] > rank[b.cells[k]] {
+	if cellRank[st] > cellRank[b.cells[k]] {
 		b.cells[k] = st
 		if st == "n/a" {
 			b.reasons[k] = reason
@@ -256,13 +279,80 @@ func (b *verdictBook) table() string {
 	for i, n := range notes {
 		fmt.Fprintf(&out, "[%d] %s\n", i+1, n)
 	}
+	b.bottomLine(&out)
 	return out.String()
+}
+
+// bottomLine writes the two sections of the verdict, safety and timing,
+// each naming its rules, and the line a reader looks for: whether the
+// deployments certified are fit for scriptlock.
+func (b *verdictBook) bottomLine(out *strings.Builder) {
+	var failed []string
+	ran, na := 0, 0
+	for k, st := range b.cells {
+		switch st {
+		case "FAIL":
+			failed = append(failed, k.rule+" on "+k.col.label())
+			ran++
+		case "n/a":
+			na++
+		default:
+			ran++
+		}
+	}
+	slices.Sort(failed)
+	out.WriteString("== safety and timing\n")
+	if len(failed) == 0 {
+		fmt.Fprintf(out, "safety: PASS, %d rule runs (exclusion, fence order, holds within their bounds, no late call taking effect, nothing left behind)\n", ran)
+	} else {
+		fmt.Fprintf(out, "safety: FAIL, %d of %d rule runs:\n", len(failed), ran)
+		for _, f := range failed {
+			fmt.Fprintf(out, "  %s\n", f)
+		}
+	}
+	var exceeded, unjudged []string
+	for _, r := range b.timings {
+		line := fmt.Sprintf("  %s on %s: %s", r.rule, r.col.label(), r.note.what)
+		if r.note.kind == timingExceeded {
+			exceeded = append(exceeded, line)
+		} else {
+			unjudged = append(unjudged, line)
+		}
+	}
+	fmt.Fprintf(out, "%s\n", meter.summary())
+	switch {
+	case len(exceeded) == 0 && len(unjudged) == 0:
+		fmt.Fprintf(out, "timing: clean (every time bound and liveness check held)\n")
+	default:
+		fmt.Fprintf(out, "timing: %d bounds exceeded while the machine kept time, %d not judged on this machine (lag at or above %v)\n", len(exceeded), len(unjudged), lagLimit)
+		for _, l := range exceeded {
+			fmt.Fprintf(out, "  exceeded:%s\n", l)
+		}
+		for _, l := range unjudged {
+			fmt.Fprintf(out, "  not judged:%s\n", l)
+		}
+	}
+	verdict := "yes"
+	switch {
+	case len(failed) > 0:
+		verdict = "NO — safety FAIL"
+	case len(exceeded) > 0:
+		verdict = "NO — safety PASS, timing: a bound exceeded while the machine kept time"
+	case len(unjudged) > 0:
+		verdict = fmt.Sprintf("yes — safety PASS, timing: %d bounds not judged on this machine (rerun on a quieter one to judge them)", len(unjudged))
+	default:
+		verdict += " — safety PASS, timing clean"
+	}
+	if na > 0 {
+		verdict += fmt.Sprintf("; %d rule runs not applicable (footnotes above: the profile or deployment leaves them out)", na)
+	}
+	fmt.Fprintf(out, "fit for scriptlock: %s\n", verdict)
 }
 
 // countCell renders a group's counts: "12 pass", "10 pass 2 n/a", ...
 func countCell(c map[string]int) string {
 	var parts []string
-	for _, st := range []string{"pass", "FAIL", "n/a"} {
+	for _, st := range []string{"pass", "unjudged", "late", "FAIL", "n/a"} {
 		if c[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[st], st))
 		}
