@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -116,23 +117,25 @@ func watchLost(ls []*locker.Lease) *lostWatch {
 	return w
 }
 
-// assertByDeadline waits (at most 10s) for every lease's Lost and asserts
+// assertByDeadline waits (at most 10s) for every lease's Lost and judges
 // it fired no later than the lease's validity deadline plus scheduling
 // slack: the lease's timer and the watching goroutine must each be
 // scheduled, and with two suite processes at once on 2 cores (compat.sh)
 // that took 106 ms once.
-func (w *lostWatch) assertByDeadline(t *testing.T, fault string) {
+func (w *lostWatch) assertByDeadline(t *testing.T, e *env, fault string) bool {
 	t.Helper()
 	const slack = 250 * time.Millisecond
 	for i, l := range w.ls {
 		select {
 		case <-w.ok[i]:
 		case <-time.After(10 * time.Second):
-			t.Fatalf("call: lease %d: Lost() after %s: not fired within 10s", i, fault)
+			return e.timely(t, false, fmt.Sprintf("call: lease %d: Lost() after %s: not fired within 10s", i, fault))
 		}
-		assert.False(t, w.at[i].After(l.ValidUntil().Add(slack)), "call: lease %d: Lost() after %s at %v, after its validity deadline %v",
-			i, fault, w.at[i].Format("15:04:05.000"), l.ValidUntil().Format("15:04:05.000"))
+		if !e.within(t, fmt.Sprintf("call: lease %d: Lost() after %s, past its validity deadline %v", i, fault, l.ValidUntil().Format("15:04:05.000")), w.at[i].Sub(l.ValidUntil()), slack) {
+			return false
+		}
 	}
+	return true
 }
 
 func checkChaosPause(t *testing.T, e *env) {
@@ -152,7 +155,9 @@ func checkChaosPause(t *testing.T, e *env) {
 			assert.NoError(t, err, "call: admin CLIENT PAUSE 1500 WRITE on %s's node", name)
 		}
 	})
-	lost.assertByDeadline(t, "CLIENT PAUSE past the TTL")
+	if !lost.assertByDeadline(t, e, "CLIENT PAUSE past the TTL") {
+		return
+	}
 	for _, l := range held {
 		w.h.add(l, "mutex", 0) // the held leases take part in the exclusion check
 	}
@@ -172,7 +177,9 @@ func checkChaosRestart(t *testing.T, e *env) {
 	for _, l := range held {
 		require.NoError(t, e.d.admin.Restart(e.ctx, c.Key(l.Name())), "call: admin restart of %s's node without persistence", l.Name())
 	}
-	lost.assertByDeadline(t, "a restart without persistence")
+	if !lost.assertByDeadline(t, e, "a restart without persistence") {
+		return
+	}
 	for _, l := range held {
 		assert.ErrorIs(t, l.Err(), locker.ErrExpired, "call: Err() of a lease lost with the restart")
 		n, err := e.mutex(c, l.Name(), ttl, nil).Lock(e.ctx)
@@ -277,6 +284,6 @@ func checkChaosRWClientKill(t *testing.T, e *env) {
 		kinds[g.kind]++
 	}
 	t.Logf("grants by kind: %v", kinds)
-	assert.NotZero(t, kinds["read"], "call: read grants in the run (of %d)", r.grants)
-	assert.NotZero(t, kinds["write"], "call: write grants in the run (of %d)", r.grants)
+	_ = e.timely(t, kinds["read"] > 0, fmt.Sprintf("call: no read grant in the run (of %d)", r.grants)) &&
+		e.timely(t, kinds["write"] > 0, fmt.Sprintf("call: no write grant in the run (of %d)", r.grants))
 }

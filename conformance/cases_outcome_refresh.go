@@ -102,6 +102,10 @@ func checkOutcomeRefreshDelayed(t *testing.T, e *env) {
 					_ = o.unlock(e.ctx, g) // the lease may have expired meanwhile
 					return
 				}
+				if !e.assertLive(t, l, what+": before Unlock") {
+					a.disarm()
+					return
+				}
 				err := o.unlock(e.ctx, g)
 				a.disarm()
 				assert.NoError(t, err, "%s: call: Unlock: got %v, want nil (finding 7)", what, err) // finding 7

@@ -272,7 +272,9 @@ func checkQuorumLost(t *testing.T, e *env) {
 	time.Sleep(2 * ttl)
 	select {
 	case <-lost:
-		t.Fatalf("call: Lost() with one of three deployments down: closed (%v), want open", l.Err())
+		// Renewals on the two live deployments did not keep the lease.
+		e.timely(t, false, fmt.Sprintf("call: Lost() with one of three deployments down: closed (%v), want open", l.Err()))
+		return
 	default:
 	}
 	assert.True(t, l.Valid(), "call: Valid() two TTLs after one deployment went down")
@@ -402,9 +404,9 @@ func checkQuorumChaos(t *testing.T, e *env) {
 	}
 	wg.Wait()
 	t.Logf("quorum chaos: %d restarts, %d lock+unlock cycles, %d failed (sample: %v)", restarts, ok, fail, sample)
-	require.Positive(t, ok, "call: no quorum grant in the whole run")
 	require.Positive(t, restarts, "call: no restart in the whole run")
 	h.check(t)
+	e.timely(t, ok > 0, "call: no quorum grant in the whole run")
 }
 
 func checkQuorumBadInput(t *testing.T, e *env) {

@@ -418,8 +418,8 @@ func checkSemChaos(t *testing.T, e *env) {
 	}
 	wg.Wait()
 	t.Logf("chaos run: %d acquire+unlock cycles succeeded, %d acquires failed", ok.Load(), bad.Load())
-	require.NotZero(t, ok.Load(), "call: chaos run: no cycle succeeded at all")
 	checkPermits(t, grants, permits)
+	e.timely(t, ok.Load() > 0, "call: chaos run: no cycle succeeded at all")
 }
 
 func checkSemBadInput(t *testing.T, e *env) {

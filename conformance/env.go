@@ -184,7 +184,8 @@ type env struct {
 
 	naReason string // why the case is not applicable (see notApplicable), or ""
 
-	start    time.Time // when the case began (see measureLag)
+	start    time.Time  // when the case began (see measureLag)
+	measure  func() lag // measures the lag for a timing check; nil: measureLag
 	timingMu sync.Mutex
 	timings  []timingNote // timing checks that did not pass (see within)
 }

@@ -56,6 +56,14 @@ func (l lag) String() string {
 		l.worst().Round(lagRoundTo), l.during.Round(lagRoundTo), l.timer.Round(lagRoundTo), l.trip.Round(lagRoundTo))
 }
 
+// lagNow is e.measure, or measureLag when the case set none.
+func (e *env) lagNow() lag {
+	if e.measure != nil {
+		return e.measure()
+	}
+	return e.measureLag()
+}
+
 // measureLag measures how late the process and the deployment run now, and
 // reads how late the process ran since the case began.
 func (e *env) measureLag() lag {
@@ -212,7 +220,7 @@ func (e *env) within(t *testing.T, what string, took, bound time.Duration) bool 
 	if took <= bound {
 		return true
 	}
-	l := e.measureLag()
+	l := e.lagNow()
 	allowed := bound + lagFactor*l.worst()
 	figures := fmt.Sprintf("%s: took %v, bound %v (+%d× lag = %v), %v", what, took.Round(lagRoundTo), bound, lagFactor, allowed.Round(lagRoundTo), l)
 	switch {
@@ -235,7 +243,7 @@ func (e *env) timely(t *testing.T, ok bool, what string) bool {
 	if ok {
 		return true
 	}
-	l := e.measureLag()
+	l := e.lagNow()
 	figures := fmt.Sprintf("%s; %v", what, l)
 	if l.worst() >= lagLimit {
 		e.timing(t, timingNotJudged, figures)
