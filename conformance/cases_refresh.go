@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -78,20 +79,39 @@ const keepTTL = time.Second
 
 var autoRefresh = &locker.MutexOptions{AutoRefresh: true}
 
+// keptHeld watches l, auto-refreshed, for 5 TTLs while another client
+// tries to take its lock (tryOther). The other client must never be
+// granted while l claims validity (safety); l lapsing (Lost fires, or the
+// other client is granted once l no longer claims validity) means the
+// renewals came late: timing (see within). It reports whether l was kept.
+func keptHeld(t *testing.T, e *env, l *locker.Lease, tryOther func(context.Context) (*locker.Lease, error), what string) bool {
+	t.Helper()
+	for end := time.Now().Add(5 * keepTTL); time.Now().Before(end); {
+		o, err := tryOther(e.ctx)
+		if err == nil {
+			if l.Valid() {
+				t.Errorf("call: %s: another client was granted its lock while the lease claims validity (ValidUntil %v)", what, l.ValidUntil().Format("15:04:05.000"))
+			}
+			_ = o.Unlock(e.ctx)
+			return e.timely(t, false, fmt.Sprintf("call: %s lapsed (Err %v): another client was granted its lock", what, l.Err()))
+		}
+		require.ErrorIs(t, err, locker.ErrNotObtained, "call: another client's TryLock while the %s lives", what)
+		select {
+		case <-l.Lost():
+			return e.timely(t, false, fmt.Sprintf("call: %s: Lost() fired while auto-refreshed: %v", what, l.Err()))
+		case <-time.After(keepTTL / 5):
+		}
+	}
+	return true
+}
+
 func checkRefreshKeepsHeld(t *testing.T, e *env) {
 	c := e.client(nil)
 	l, err := e.mutex(c, "refresh", keepTTL, autoRefresh).TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock with AutoRefresh")
 	other := e.mutex(e.client(nil), "refresh", keepTTL, nil)
-	end := time.Now().Add(5 * keepTTL)
-	for time.Now().Before(end) {
-		_, err := other.TryLock(e.ctx)
-		require.ErrorIs(t, err, locker.ErrNotObtained, "call: other TryLock %v before the 5xTTL mark", time.Until(end))
-		select {
-		case <-l.Lost():
-			t.Fatalf("call: Lost() fired while auto-refreshed: %v", l.Err())
-		case <-time.After(keepTTL / 5):
-		}
+	if !keptHeld(t, e, l, other.TryLock, "auto-refreshed mutex lease") {
+		return
 	}
 	assert.True(t, l.Valid(), "call: Valid() after 5xTTL")
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
@@ -260,15 +280,8 @@ func checkRWRefresh(t *testing.T, e *env) {
 			l, err = rw.TryRLock(e.ctx)
 		}
 		require.NoError(t, err, "call: acquire (write %v) with AutoRefresh", write)
-		end := time.Now().Add(5 * keepTTL)
-		for time.Now().Before(end) {
-			_, err := other.TryLock(e.ctx)
-			require.ErrorIs(t, err, locker.ErrNotObtained, "call: other writer's TryLock while the auto-refreshed lease (write %v) lives", write)
-			select {
-			case <-l.Lost():
-				t.Fatalf("call: Lost() fired while auto-refreshed (write %v): %v", write, l.Err())
-			case <-time.After(keepTTL / 5):
-			}
+		if !keptHeld(t, e, l, other.TryLock, fmt.Sprintf("auto-refreshed lease (write %v)", write)) {
+			return
 		}
 		require.NoError(t, l.Unlock(e.ctx), "call: Unlock (write %v)", write)
 	}
