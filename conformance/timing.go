@@ -284,11 +284,11 @@ func (e *env) reportTiming(t *testing.T) (notes []timingNote, safetyFailed bool)
 	return notes, safetyFailed
 }
 
-// waitFor polls cond every millisecond until it holds or within passes, and
+// waitFor polls cond every 5 ms until it holds or within passes, and
 // reports whether it held: for a timing check to judge (assert.Eventually
 // would fail the test itself).
 func waitFor(cond func() bool, within time.Duration) bool {
-	for deadline := time.Now().Add(within); ; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(within); ; time.Sleep(5 * time.Millisecond) {
 		if cond() {
 			return true
 		}
