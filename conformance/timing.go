@@ -102,6 +102,7 @@ const (
 type lagMeter struct {
 	mu      sync.Mutex
 	holders int
+	running bool              // the sampler goroutine runs (it stops once no case holds it)
 	samples []lagSample       // the last lagKeep of overshoots
 	hist    [lagBuckets]int64 // every overshoot of the run, by lagBucket
 	worst   time.Duration     // the worst overshoot of the run
@@ -125,7 +126,8 @@ func (m *lagMeter) hold() (release func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.holders++
-	if m.holders == 1 {
+	if !m.running {
+		m.running = true
 		go m.run()
 	}
 	var once sync.Once
@@ -156,6 +158,9 @@ func (m *lagMeter) run() {
 		m.hist[b]++
 		m.worst = max(m.worst, over)
 		stop := m.holders == 0
+		if stop {
+			m.running = false
+		}
 		m.mu.Unlock()
 		if stop {
 			return

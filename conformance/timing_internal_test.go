@@ -78,3 +78,27 @@ func TestLagMeter(t *testing.T) {
 	m.mu.Unlock()
 	assert.Equal(t, 70*time.Millisecond, m.worstSince(start))
 }
+
+// TestLagMeterOneSampler checks that holding the meter again before its
+// sampler noticed it was let go does not start a second sampler.
+func TestLagMeterOneSampler(t *testing.T) {
+	m := &lagMeter{}
+	for range 100 {
+		m.hold()()
+	}
+	release := m.hold()
+	before := time.Now()
+	time.Sleep(200 * time.Millisecond)
+	release()
+	m.mu.Lock()
+	n := 0
+	for _, s := range m.samples {
+		if s.at.After(before) {
+			n++
+		}
+	}
+	m.mu.Unlock()
+	// One sampler takes at most 200ms/5ms = 40 samples in the window.
+	assert.LessOrEqual(t, n, 41, "samples in 200ms: more than one sampler ran")
+	assert.Positive(t, n)
+}

@@ -346,6 +346,9 @@ func (b *verdictBook) bottomLine(out *strings.Builder) {
 	if na > 0 {
 		verdict += fmt.Sprintf("; %d rule runs not applicable (footnotes above: the profile or deployment leaves them out)", na)
 	}
+	for _, c := range b.cols {
+		fmt.Fprintf(out, "certified: %s: %s; profile %s\n", c.label(), strings.Join(c.servers, "; "), c.profile)
+	}
 	fmt.Fprintf(out, "fit for scriptlock: %s\n", verdict)
 }
 
