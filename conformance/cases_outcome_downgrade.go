@@ -114,6 +114,19 @@ func checkOutcomeDowngradeDelayed(t *testing.T, e *env) {
 		o.mode(what, func(t *testing.T) {
 			name := o.name(m, "downgrade-slow-ctx")
 			rw := e.rw(o.c, name, outcomeTTL, m.ro)
+			// Setup: a Downgrade without fault on the same key, so that
+			// rw_downgrade is cached on the node that serves it. Were it
+			// not (the node restarted, as Outcome/Fence/ReadAfterRestart
+			// does, since the script was last loaded), the fault wrapper
+			// would answer NOSCRIPT instead of delaying the call, and the
+			// core's reload and retry would have to fit in shortCtx: cut
+			// short, the call is never sent, and there is no delayed call
+			// to await.
+			w0, g0 := o.mustAcquire(o.c, m, name, outcomeTTL)
+			r0, err := rw.Downgrade(e.ctx, w0)
+			o.h.closeAt(g0, time.Now())
+			require.NoError(t, err, "%s: call: Downgrade (setup, no fault): got %v, want a read lease", what, err)
+			o.mustUnlock(what+": the setup's read lease", o.add(r0, mRead))
 			w, g := o.mustAcquire(o.c, m, name, outcomeTTL)
 			a := o.f.delayBy("rw_downgrade", 1, slowCall).onKey(m.hashKey(o.c, name))
 			since := o.f.answered("rw_downgrade")
@@ -127,6 +140,7 @@ func checkOutcomeDowngradeDelayed(t *testing.T, e *env) {
 			require.Error(t, err, "%s: call: Downgrade: got a read lease, want the context's error", what)
 			assert.Nil(t, r, "%s: call: Downgrade: read lease", what)
 			assert.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: Downgrade: got %v, want context.DeadlineExceeded", what, err)
+			require.Equal(t, 1, a.applied(), "%s: the downgrade call was delayed", what)
 			if !e.assertPrompt(t, deadline, returned, what+": call: Downgrade") {
 				return
 			}

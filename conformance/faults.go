@@ -94,6 +94,7 @@ type faultScripter struct {
 	ranOK   map[string]int   // of those, the ones Redis answered without error
 	ranOKOn map[string]int   // the same by script and first key (name + "\n" + key)
 	lastErr map[string]error // the last error a call that reached Redis returned, per script
+	srcs    map[string]string // the source of each script loaded through f, by SHA1
 	// cleanups holds the arguments of the clean-up calls (cleanupScripts)
 	// Redis answered, by first key, in the order answered.
 	cleanups map[string][][]string
@@ -111,7 +112,7 @@ func (e *env) faults() *faultScripter {
 	f := &faultScripter{
 		Scripter: e.s, admin: e.d.admin, e: e,
 		calls: map[string]int{}, ran: map[string]int{}, ranOK: map[string]int{}, ranOKOn: map[string]int{},
-		lastErr: map[string]error{}, stop: make(chan struct{}),
+		lastErr: map[string]error{}, srcs: map[string]string{}, stop: make(chan struct{}),
 	}
 	e.t.Cleanup(f.close)
 	return f
@@ -515,19 +516,38 @@ func (f *faultScripter) consume(a *faultArm) {
 
 // missing reports whether an EVALSHA call would find its script missing
 // on the node that serves it: a held or delayed call must not turn a
-// NOSCRIPT (an answer that changes nothing) into an unknown outcome.
+// NOSCRIPT (an answer that changes nothing) into an unknown outcome. A
+// script loaded through f before (its node has restarted since, say) is
+// loaded again first, so that the fate meets the call: answered NOSCRIPT,
+// the core would reload and retry within what is left of its context,
+// which a short one does not leave.
 func (f *faultScripter) missing(c scriptCall) bool {
 	if c.src != "" || len(c.keys) == 0 {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	r, err := f.admin.Do(ctx, c.keys[0], "SCRIPT", "EXISTS", c.sha)
-	if err != nil {
+	exists := func() bool {
+		r, err := f.admin.Do(ctx, c.keys[0], "SCRIPT", "EXISTS", c.sha)
+		if err != nil {
+			return true
+		}
+		a, _ := r.([]any)
+		return !(len(a) == 1 && a[0] == int64(0))
+	}
+	if exists() {
 		return false
 	}
-	a, _ := r.([]any)
-	return len(a) == 1 && a[0] == int64(0)
+	f.mu.Lock()
+	src := f.srcs[c.sha]
+	f.mu.Unlock()
+	if src == "" {
+		return true
+	}
+	if _, err := f.Scripter.ScriptLoad(ctx, src); err != nil {
+		return true
+	}
+	return !exists()
 }
 
 // bgCtx is the context of a call run on the test's account: bounded, and
@@ -637,7 +657,13 @@ func (f *faultScripter) do(ctx context.Context, c scriptCall) (any, error) {
 }
 
 func (f *faultScripter) ScriptLoad(ctx context.Context, src string) (string, error) {
-	return f.Scripter.ScriptLoad(ctx, src)
+	sha, err := f.Scripter.ScriptLoad(ctx, src)
+	if err == nil {
+		f.mu.Lock()
+		f.srcs[sha] = src
+		f.mu.Unlock()
+	}
+	return sha, err
 }
 
 // Subscribe forwards to the driver's Subscriber; without one it fails, and
