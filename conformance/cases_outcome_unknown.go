@@ -107,7 +107,7 @@ func eachKindAndCode(t *testing.T, kinds []leaseKind, fn func(t *testing.T, k le
 // armUnknownThenPassing loses the reply of the next call of script on key
 // (it runs) and answers every later one with code (they do not run).
 func armUnknownThenPassing(f *faultScripter, script, key, code string) (lost, answered *faultArm) {
-	return f.lose(script, 1).onKey(key), f.answer(script, code, -1).onKey(key)
+	return f.lose(script, 1, keyed(key)), f.answer(script, code, -1, keyed(key))
 }
 
 // requireUnknownThenPassing requires that both arms met their calls and
@@ -260,7 +260,7 @@ func checkAnsweredThenTruth(t *testing.T, e *env) {
 					require.NoError(t, err, "%s: call: another client's TryLock", what)
 					defer func() { _ = other.Unlock(e.ctx) }()
 				}
-				a := o.f.answer("release", code, 1).onKey(key)
+				a := o.f.answer("release", code, 1, keyed(key))
 				err = l.Unlock(e.ctx)
 				require.Equal(t, 1, a.applied(), "%s: the first try was answered %s", what, code)
 				assert.ErrorIs(t, err, want, "%s: call: Unlock", what)

@@ -95,6 +95,9 @@ func keptHeld(t *testing.T, e *env, l *locker.Lease, tryOther func(context.Conte
 			_ = o.Unlock(e.ctx)
 			return e.timely(t, false, fmt.Sprintf("call: %s lapsed (Err %v): another client was granted its lock", what, l.Err()))
 		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return e.timely(t, false, fmt.Sprintf("call: another client's TryLock while the %s lives: %v", what, err))
+		}
 		require.ErrorIs(t, err, locker.ErrNotObtained, "call: another client's TryLock while the %s lives", what)
 		select {
 		case <-l.Lost():

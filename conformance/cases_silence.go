@@ -80,8 +80,11 @@ func checkQuorumSilent(t *testing.T, e *env, how string) {
 	q := newQuorum()
 	l, err := q.TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock while every deployment answers")
-	require.Eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, 5*time.Millisecond, "call: Parts() while every deployment answers")
+	allParts := waitFor(func() bool { return len(l.Parts()) == 3 }, 5*time.Second)
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock while every deployment answers")
+	if !e.timely(t, allParts, fmt.Sprintf("call: Parts() while every deployment answers: %d of 3 within 5s", len(l.Parts()))) {
+		return
+	}
 
 	silence()
 	spoke := false

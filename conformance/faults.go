@@ -147,9 +147,15 @@ type faultArm struct {
 	held   chan *heldCall     // late: the held calls, in arrival order
 }
 
-// arm arms f for the next n calls (n < 0: all) of script.
-func (f *faultScripter) arm(script string, ft fate, n int) *faultArm {
+// arm arms f for the next n calls (n < 0: all) of script. Each set
+// function completes the arm before f can match it: an arm published
+// half made (its key or code not yet set) would meet another parallel
+// subtest's call.
+func (f *faultScripter) arm(script string, ft fate, n int, set ...func(*faultArm)) *faultArm {
 	a := &faultArm{f: f, script: script, fate: ft, left: n, held: make(chan *heldCall, 1024)}
+	for _, s := range set {
+		s(a)
+	}
 	f.mu.Lock()
 	a.since = f.calls[script]
 	f.arms = append(f.arms, a)
@@ -157,46 +163,36 @@ func (f *faultScripter) arm(script string, ft fate, n int) *faultArm {
 	return a
 }
 
+// keyed limits an arm to calls whose first key is key, from its start (see
+// arm); onKey does the same to an arm already armed.
+func keyed(key string) func(*faultArm) { return func(a *faultArm) { a.key = key } }
+
 // lose makes the next n calls of script run on Redis and lose their reply.
-func (f *faultScripter) lose(script string, n int) *faultArm { return f.arm(script, fateLost, n) }
+func (f *faultScripter) lose(script string, n int, set ...func(*faultArm)) *faultArm {
+	return f.arm(script, fateLost, n, set...)
+}
 
 // holdBack holds back the next n calls of script; for each it calls cancel
 // when not nil (the caller's context ends) or else returns a timeout.
 func (f *faultScripter) holdBack(script string, n int, cancel context.CancelFunc) *faultArm {
-	a := f.arm(script, fateLate, n)
-	f.mu.Lock()
-	a.cancel = cancel
-	f.mu.Unlock()
-	return a
+	return f.arm(script, fateLate, n, func(a *faultArm) { a.cancel = cancel })
 }
 
 // delayBy delays the next n calls of script by d.
 func (f *faultScripter) delayBy(script string, n int, d time.Duration) *faultArm {
-	a := f.arm(script, fateDelayed, n)
-	f.mu.Lock()
-	a.delay = d
-	f.mu.Unlock()
-	return a
+	return f.arm(script, fateDelayed, n, func(a *faultArm) { a.delay = d })
 }
 
 // delayReply runs the next n calls of script on Redis at once and hands
 // their replies back after d, as a slow network on the way back does.
 func (f *faultScripter) delayReply(script string, n int, d time.Duration) *faultArm {
-	a := f.delayBy(script, n, d)
-	f.mu.Lock()
-	a.first = true
-	f.mu.Unlock()
-	return a
+	return f.arm(script, fateDelayed, n, func(a *faultArm) { a.delay, a.first = d, true })
 }
 
 // answer makes the next n calls (n < 0: all) of script fail with the
 // error reply code, without running.
-func (f *faultScripter) answer(script, code string, n int) *faultArm {
-	a := f.arm(script, fateAnswer, n)
-	f.mu.Lock()
-	a.code = code
-	f.mu.Unlock()
-	return a
+func (f *faultScripter) answer(script, code string, n int, set ...func(*faultArm)) *faultArm {
+	return f.arm(script, fateAnswer, n, append([]func(*faultArm){func(a *faultArm) { a.code = code }}, set...)...)
 }
 
 // onKey restricts a to calls whose first key is key; it returns a.
