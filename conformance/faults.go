@@ -89,11 +89,11 @@ type faultScripter struct {
 
 	mu      sync.Mutex
 	arms    []*faultArm
-	calls   map[string]int   // calls the core made, per script
-	ran     map[string]int   // calls that reached Redis and returned, per script
-	ranOK   map[string]int   // of those, the ones Redis answered without error
-	ranOKOn map[string]int   // the same by script and first key (name + "\n" + key)
-	lastErr map[string]error // the last error a call that reached Redis returned, per script
+	calls   map[string]int    // calls the core made, per script
+	ran     map[string]int    // calls that reached Redis and returned, per script
+	ranOK   map[string]int    // of those, the ones Redis answered without error
+	ranOKOn map[string]int    // the same by script and first key (name + "\n" + key)
+	lastErr map[string]error  // the last error a call that reached Redis returned, per script
 	srcs    map[string]string // the source of each script loaded through f, by SHA1
 	// cleanups holds the arguments of the clean-up calls (cleanupScripts)
 	// Redis answered, by first key, in the order answered.
