@@ -59,48 +59,52 @@ func squeeze(s string) string { return strings.Join(strings.Fields(s), " ") }
 // timing section; one whose bound was not judged passes, reported with its
 // figures.
 func TestVerdictSections(t *testing.T) {
-	newBook := func() (*verdictBook, *deployment) {
-		b := &verdictBook{cells: map[verdictKey]string{}, reasons: map[verdictKey]string{}}
-		d := &deployment{name: "standalone", driver: Driver{Name: "goredis"}, owned: true, profile: ProfileFull, profileWhy: "owned", server: "Redis 7.0.15"}
-		b.deployment(d)
-		return b, d
-	}
+	type cell struct{ rule, st string }
 	unjudged := timingNote{kind: timingNotJudged, what: "Unlock: took 376ms, bound 300ms"}
 	exceeded := timingNote{kind: timingExceeded, what: "Lock: took 2s, bound 1s"}
-	t.Run("clean", func(t *testing.T) {
-		b, d := newBook()
-		b.record(d, "Mutex/Exclusion", "pass", "")
-		got := b.table()
-		assert.Contains(t, got, "safety: PASS, 1 rule runs")
-		assert.Contains(t, got, "timing: clean")
-		assert.Contains(t, got, "fit for scriptlock: yes — safety PASS, timing clean")
-	})
-	t.Run("unjudged", func(t *testing.T) {
-		b, d := newBook()
-		b.record(d, "Mutex/Exclusion", "pass", "")
-		b.record(d, "Outcome/Release/Delayed", "unjudged", "")
-		b.timings = append(b.timings, timingRow{col: b.cols[0], rule: "Outcome/Release/Delayed", note: unjudged})
-		got := b.table()
-		assert.Contains(t, got, "safety: PASS, 2 rule runs")
-		assert.Contains(t, got, "0 bounds exceeded while the machine kept time, 1 not judged on this machine")
-		assert.Contains(t, got, "not judged:  Outcome/Release/Delayed on goredis/standalone: Unlock: took 376ms, bound 300ms")
-		assert.Contains(t, got, "fit for scriptlock: yes — safety PASS, timing: 1 bounds not judged on this machine")
-	})
-	t.Run("late", func(t *testing.T) {
-		b, d := newBook()
-		b.record(d, "Quorum/SilentMinority/Freeze", "late", "")
-		b.timings = append(b.timings, timingRow{col: b.cols[0], rule: "Quorum/SilentMinority/Freeze", note: exceeded})
-		got := b.table()
-		assert.Contains(t, got, "safety: PASS")
-		assert.Contains(t, got, "exceeded:  Quorum/SilentMinority/Freeze on goredis/standalone: Lock: took 2s, bound 1s")
-		assert.Contains(t, got, "fit for scriptlock: NO — safety PASS, timing: a bound exceeded while the machine kept time")
-	})
-	t.Run("safety", func(t *testing.T) {
-		b, d := newBook()
-		b.record(d, "Mutex/Exclusion", "FAIL", "")
-		b.record(d, "Outcome/Release/Delayed", "unjudged", "")
-		got := b.table()
-		assert.Contains(t, got, "safety: FAIL, 1 of 2 rule runs:\n  Mutex/Exclusion on goredis/standalone")
-		assert.Contains(t, got, "fit for scriptlock: NO — safety FAIL")
-	})
+	for _, c := range []struct {
+		name  string
+		cells []cell
+		notes map[string]timingNote // by rule
+		want  []string
+	}{
+		{"clean", []cell{{"Mutex/Exclusion", "pass"}}, nil, []string{
+			"safety: PASS, 1 rule runs", "timing: clean",
+			"certified: goredis/standalone: Redis 7.0.15; profile full",
+			"fit for scriptlock: yes — safety PASS, timing clean",
+		}},
+		{"unjudged", []cell{{"Mutex/Exclusion", "pass"}, {"Outcome/Release/Delayed", "unjudged"}},
+			map[string]timingNote{"Outcome/Release/Delayed": unjudged}, []string{
+				"safety: PASS, 2 rule runs",
+				"0 bounds exceeded while the machine kept time, 1 not judged on this machine",
+				"not judged:  Outcome/Release/Delayed on goredis/standalone: Unlock: took 376ms, bound 300ms",
+				"fit for scriptlock: yes — safety PASS, timing: 1 bounds not judged on this machine",
+			}},
+		{"late", []cell{{"Quorum/SilentMinority/Freeze", "late"}},
+			map[string]timingNote{"Quorum/SilentMinority/Freeze": exceeded}, []string{
+				"safety: PASS",
+				"exceeded:  Quorum/SilentMinority/Freeze on goredis/standalone: Lock: took 2s, bound 1s",
+				"fit for scriptlock: NO — safety PASS, timing: a bound exceeded while the machine kept time",
+			}},
+		{"safety", []cell{{"Mutex/Exclusion", "FAIL"}, {"Outcome/Release/Delayed", "unjudged"}}, nil, []string{
+			"safety: FAIL, 1 of 2 rule runs:\n  Mutex/Exclusion on goredis/standalone",
+			"fit for scriptlock: NO — safety FAIL",
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &verdictBook{cells: map[verdictKey]string{}, reasons: map[verdictKey]string{}}
+			d := &deployment{name: "standalone", driver: Driver{Name: "goredis"}, owned: true, profile: ProfileFull, profileWhy: "owned", server: "Redis 7.0.15"}
+			b.deployment(d)
+			for _, x := range c.cells {
+				b.record(d, x.rule, x.st, "")
+				if n, ok := c.notes[x.rule]; ok {
+					b.timings = append(b.timings, timingRow{col: b.cols[0], rule: x.rule, note: n})
+				}
+			}
+			got := b.table()
+			for _, w := range c.want {
+				assert.Contains(t, got, w)
+			}
+		})
+	}
 }
