@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -130,6 +131,7 @@ func checkMultiOppositeOrders(t *testing.T, e *env) {
 		}
 		return counts[0].Load() <= 2 || counts[1].Load() <= 2
 	}
+	var late atomic.Pointer[error] // the first Lock that timed out
 	for w := range 4 {
 		set := w % 2
 		m := e.multi(e.client(nil), sets[set], 10*time.Second, nil)
@@ -138,7 +140,13 @@ func checkMultiOppositeOrders(t *testing.T, e *env) {
 				ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 				l, err := m.Lock(ctx)
 				cancel()
-				if !assert.NoError(t, err, "call: Lock of %q (a deadlock or a starved MultiLock fails here)", sets[set]) {
+				if errors.Is(err, context.DeadlineExceeded) {
+					// A deadlock or a starved MultiLock, or a machine
+					// running late: timing, judged after the run.
+					late.CompareAndSwap(nil, &err)
+					return
+				}
+				if !assert.NoError(t, err, "call: Lock of %q", sets[set]) {
 					return
 				}
 				var gs []*grant
@@ -160,10 +168,16 @@ func checkMultiOppositeOrders(t *testing.T, e *env) {
 	}
 	wg.Wait()
 	t.Logf("grants: %q %d, %q %d", sets[0], counts[0].Load(), sets[1], counts[1].Load())
-	for i := range sets {
-		assert.Greater(t, counts[i].Load(), int64(2), "MultiLock %q made too little progress", sets[i])
-	}
 	h.check(t)
+	if err := late.Load(); err != nil {
+		e.timely(t, false, fmt.Sprintf("call: a Lock not granted within 10s (a deadlock or a starved MultiLock): %v", *err))
+		return
+	}
+	for i := range sets {
+		if !e.timely(t, counts[i].Load() > 2, fmt.Sprintf("MultiLock %q made too little progress: %d grants", sets[i], counts[i].Load())) {
+			return
+		}
+	}
 }
 
 func checkMultiOneSlot(t *testing.T, e *env) {
