@@ -157,7 +157,9 @@ func checkQuorumMajority(t *testing.T, e *env) {
 	assert.GreaterOrEqual(t, len(l.Parts()), 2, "call: Parts() as TryLock returns: at least a majority")
 	// TryLock returns on a majority; the third deployment's part joins the
 	// lease when its reply comes.
-	assert.Eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, 5*time.Millisecond, "call: Parts() with every deployment up: want 3")
+	if !e.eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, "call: Parts() with every deployment up: want 3") {
+		return
+	}
 	fs := l.Fences()
 	require.Len(t, fs, 3, "call: Fences()")
 	for i, f := range fs {
@@ -266,7 +268,9 @@ func checkQuorumLost(t *testing.T, e *env) {
 	// load): the rule needs all three parts.
 	l, err := qs.quorum("q", ttl, &locker.QuorumOptions{AutoRefresh: true, PartTimeout: ttl}).TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock (AutoRefresh)")
-	require.Eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, 5*time.Millisecond, "call: Parts()")
+	if !e.eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, "call: Parts()") {
+		return
+	}
 	lost := l.Lost()
 	qs.kill(2)
 	time.Sleep(2 * ttl)
@@ -485,10 +489,18 @@ func checkQuorumNoLeaseWithError(t *testing.T, e *env) {
 		_, err := qs.clients[1].Inspect(e.ctx, "closing")
 		return errors.Is(err, locker.ErrClosed)
 	}, 5*time.Second, time.Millisecond, "call: Inspect on deployment 1's Client after Close: want ErrClosed")
-	require.Less(t, time.Since(applied), slowGrant, "deployment 1's Client must close while deployment 0's grant is still on its way (the fault's delay)")
+	closedInTime := e.within(t, "deployment 1's Client closing while deployment 0's grant is still on its way (the fault's delay)", time.Since(applied), slowGrant)
 	r := <-done
-	require.ErrorIs(t, r.err, locker.ErrClosed, "call: Quorum.TryLock with a Client closed before the decision")
 	assert.Nil(t, r.l, "call: Quorum.TryLock with a Client closed before the decision: the lease")
+	switch {
+	case !closedInTime:
+	case errors.Is(r.err, locker.ErrNotObtained) && !errors.Is(r.err, locker.ErrClosed):
+		// The grants took longer than their validity: the attempt was
+		// refused on time before it could count the Close.
+		e.timely(t, false, fmt.Sprintf("call: Quorum.TryLock with a Client closed before the decision: refused on time before it saw the Close: %v", r.err))
+	default:
+		assert.ErrorIs(t, r.err, locker.ErrClosed, "call: Quorum.TryLock with a Client closed before the decision")
+	}
 	require.NoError(t, h.Unlock(e.ctx), "call: Unlock of the plain lease on deployment 2")
 	require.Eventually(t, func() bool { return !qs.held(0, "closing") }, freeWithin, 20*time.Millisecond,
 		"the grant of the closed attempt on deployment 0 is released soon after")

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"strconv"
@@ -156,11 +157,14 @@ func (r *refusalScripter) Subscribe(ctx context.Context, channel string, onMessa
 	return s.Subscribe(ctx, channel, onMessage)
 }
 
-// awaitRefusals waits until rs has seen at least n refusals.
-func awaitRefusals(t *testing.T, rs *refusalScripter, n int64, what string) {
+// awaitRefusals waits until rs has seen at least n refusals (liveness:
+// see eventually); when they do not come, the test stops there.
+func awaitRefusals(t *testing.T, e *env, rs *refusalScripter, n int64, what string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return rs.refusals.Load() >= n }, 10*time.Second, time.Millisecond,
-		"call: %s: want at least %d refused attempts", what, n)
+	if !e.eventually(t, func() bool { return rs.refusals.Load() >= n }, 10*time.Second,
+		fmt.Sprintf("call: %s: want at least %d refused attempts", what, n)) {
+		t.SkipNow()
+	}
 }
 
 func checkRWManyReaders(t *testing.T, e *env) {
@@ -194,7 +198,7 @@ func checkRWManyReaders(t *testing.T, e *env) {
 	var unlocked atomic.Int32 // readers that have started to unlock
 	var seen int32
 	got := rwLockAsync(e.ctx, e.rw(e.clientOn(rs, nil), "many", 30*time.Second, nil), func() { seen = unlocked.Load() })
-	awaitRefusals(t, rs, 1, "writer Lock while 10 readers hold")
+	awaitRefusals(t, e, rs, 1, "writer Lock while 10 readers hold")
 	other := e.rw(c, "many", 30*time.Second, nil)
 	for i, l := range leases {
 		unlocked.Add(1)
@@ -346,7 +350,7 @@ func checkRWWriterPreference(t *testing.T, e *env) {
 	require.NoError(t, err, "call: TryRLock r")
 	rs := &refusalScripter{Scripter: e.s}
 	got := rwLockAsync(e.ctx, e.rw(e.clientOn(rs, nil), "pref", 30*time.Second, nil), nil)
-	awaitRefusals(t, rs, 1, "writer Lock while r reads")
+	awaitRefusals(t, e, rs, 1, "writer Lock while r reads")
 	for i := range 3 {
 		_, err = rw.TryRLock(e.ctx)
 		assert.ErrorIs(t, err, locker.ErrNotObtained, "call: new reader's TryRLock #%d while a writer waits", i)
@@ -396,8 +400,12 @@ func checkRWWriterPreference(t *testing.T, e *env) {
 			}
 		}()
 	}
-	require.Eventually(t, func() bool { return grants.Load() >= 50 }, 10*time.Second, time.Millisecond, "call: the readers' stream of RLock")
-	refused := 0
+	if !e.eventually(t, func() bool { return grants.Load() >= 50 }, 10*time.Second, "call: the readers' stream of RLock") {
+		stop()
+		wg.Wait()
+		return
+	}
+	refused, stalled := 0, false
 	// A writer may find a gap between readers and be granted at once; run
 	// more rounds (up to maxRounds) until at least one was refused first.
 	const maxRounds = 20
@@ -417,13 +425,19 @@ func checkRWWriterPreference(t *testing.T, e *env) {
 		}
 		require.NoError(t, w.Unlock(e.ctx), "call: writer Unlock #%d", round)
 		before := grants.Load()
-		require.Eventually(t, func() bool { return grants.Load() >= before+20 }, 10*time.Second, time.Millisecond, "call: readers resume after writer #%d", round)
+		if !e.eventually(t, func() bool { return grants.Load() >= before+20 }, 10*time.Second, fmt.Sprintf("call: readers resume after writer #%d", round)) {
+			stalled = true
+			break
+		}
 	}
 	stop()
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err, "call: reader RLock/Unlock in the stream")
+	}
+	if stalled {
+		return
 	}
 	assert.Positive(t, refused, "call: writers (of up to %d) that were refused at least once by the readers' stream", maxRounds)
 }
@@ -503,14 +517,14 @@ func checkRWDowngrade(t *testing.T, e *env) {
 	// every 200 ms at least, so it tries while the downgraded lease reads.
 	waiting := e.rw(e.clientOn(rs, nil), "downgrade", 400*time.Millisecond, nil)
 	got := rwLockAsync(e.ctx, waiting, func() { sawDone = readDone.Load() })
-	awaitRefusals(t, rs, 1, "writer Lock while w holds")
+	awaitRefusals(t, e, rs, 1, "writer Lock while w holds")
 	d, err = rw.Downgrade(e.ctx, w)
 	require.NoError(t, err, "call: Downgrade(w) with a writer waiting")
 	assert.Equal(t, w.Fence(), d.Fence(), "call: Fence() of the downgraded lease")
 	_, err = other.TryLock(e.ctx)
 	assert.ErrorIs(t, err, locker.ErrNotObtained, "call: TryLock right after Downgrade")
 	before := rs.refusals.Load()
-	awaitRefusals(t, rs, before+2, "the waiting writer retrying after Downgrade")
+	awaitRefusals(t, e, rs, before+2, "the waiting writer retrying after Downgrade")
 	select {
 	case res := <-got:
 		t.Fatalf("call: waiting writer's Lock returned (%v, %v) while the downgraded lease reads", res.l, res.err)

@@ -302,3 +302,11 @@ func waitFor(cond func() bool, within time.Duration) bool {
 		}
 	}
 }
+
+// eventually is a liveness expectation: cond holds within within. It polls
+// (waitFor) and judges a miss as timing (see timely); on false, the caller
+// stops the rule.
+func (e *env) eventually(t *testing.T, cond func() bool, within time.Duration, what string) bool {
+	t.Helper()
+	return e.timely(t, waitFor(cond, within), fmt.Sprintf("%s: not within %v", what, within))
+}
