@@ -18,9 +18,10 @@ import (
 // fault lasts. Safety is judged as it is, always. A timing expectation
 // depends on the machine as much as on the code: on a busy runner a timer
 // fires 100 ms late, and a 300 ms bound then measures the runner. So a
-// timing check that fails is judged against how late the machine runs,
-// measured beside it (lag: the worst overshoot of a few short sleeps of this
-// process, or the slowest of a few round trips to the deployment):
+// timing check that fails is judged against how late the machine ran
+// (lag: the worst timer overshoot of this process since the case began, as
+// the meter sampled it, or of a few short sleeps beside the check, or the
+// slowest of three round trips to the deployment):
 //
 //   - within the rule's own bound plus lagFactor times the lag, it passes;
 //   - beyond that with the lag under lagLimit, the bound was exceeded on a
