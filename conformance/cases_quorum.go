@@ -153,7 +153,7 @@ func checkQuorumMajority(t *testing.T, e *env) {
 	q := qs.quorum("q", 10*time.Second, nil)
 	assert.Equal(t, 2, q.Need(), "call: Need() of a Quorum over 3 deployments")
 	l, err := q.TryLock(e.ctx)
-	require.NoError(t, err, "call: TryLock")
+	e.setupDone(t, err, "call: TryLock")
 	assert.GreaterOrEqual(t, len(l.Parts()), 2, "call: Parts() as TryLock returns: at least a majority")
 	// TryLock returns on a majority; the third deployment's part joins the
 	// lease when its reply comes.
@@ -207,7 +207,7 @@ func checkQuorumMinorityDown(t *testing.T, e *env) {
 	qs := newQuorumSet(t, e, nil)
 	qs.kill(2)
 	l, err := qs.quorum("q", 10*time.Second, nil).TryLock(e.ctx)
-	require.NoError(t, err, "call: TryLock with one of three deployments down")
+	e.setupDone(t, err, "call: TryLock with one of three deployments down")
 	assert.Len(t, l.Parts(), 2, "call: Parts() with one deployment down")
 	assert.Zero(t, l.Fences()[2], "call: Fences()[2] of the deployment that is down")
 	_, err = qs.quorum("q", time.Second, nil).TryLock(e.ctx)
@@ -267,7 +267,7 @@ func checkQuorumLost(t *testing.T, e *env) {
 	// A whole TTL for each deployment's first call (a connection, a script
 	// load): the rule needs all three parts.
 	l, err := qs.quorum("q", ttl, &locker.QuorumOptions{AutoRefresh: true, PartTimeout: ttl}).TryLock(e.ctx)
-	require.NoError(t, err, "call: TryLock (AutoRefresh)")
+	e.setupDone(t, err, "call: TryLock (AutoRefresh)")
 	if !e.eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, "call: Parts()") {
 		return
 	}
@@ -312,7 +312,7 @@ func checkQuorumWait(t *testing.T, e *env) {
 	qs := newQuorumSet(t, e, nil)
 	q := qs.quorum("q", 10*time.Second, nil)
 	l, err := q.TryLock(e.ctx)
-	require.NoError(t, err, "call: TryLock")
+	e.setupDone(t, err, "call: TryLock")
 	require.NoError(t, l.Extend(e.ctx, 20*time.Second), "call: Extend(20s)")
 	// Extend returns on a majority and TTL answers from the first majority
 	// to reply, so TTL may see a part whose extension is still on its way

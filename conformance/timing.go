@@ -2,12 +2,15 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/pprof"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Safety and timing.
@@ -310,4 +313,16 @@ func waitFor(cond func() bool, within time.Duration) bool {
 func (e *env) eventually(t *testing.T, cond func() bool, within time.Duration, what string) bool {
 	t.Helper()
 	return e.timely(t, waitFor(cond, within), fmt.Sprintf("%s: not within %v", what, within))
+}
+
+// setupDone requires err, a set-up call's error, to be nil; a deadline
+// (the machine ran too late for the call to answer in time) is timing
+// instead (see timely), and stops the test.
+func (e *env) setupDone(t *testing.T, err error, what string) {
+	t.Helper()
+	if errors.Is(err, context.DeadlineExceeded) {
+		e.timely(t, false, fmt.Sprintf("%s: %v", what, err))
+		t.SkipNow()
+	}
+	require.NoError(t, err, what)
 }
