@@ -101,6 +101,7 @@ func checkMultiAllOrNone(t *testing.T, e *env) {
 		if !e.eventually(t, func() bool { return e.mutexFree(c, n) }, 5*time.Second, n+" is free again after the refused MultiLock attempt") {
 			assert.True(t, waitFor(func() bool { return e.mutexFree(c, n) }, 10*time.Second),
 				"%s is free again within the attempt's TTL (10s) after the refused MultiLock attempt", n)
+			_ = blocker.Unlock(e.ctx)
 			return
 		}
 	}
