@@ -184,7 +184,7 @@ func checkQuorumMajority(t *testing.T, e *env) {
 		t.Error("call: Context() after Unlock: want cancelled")
 	}
 	for i := range 3 { // Unlock returns on a majority; the last release may follow
-		assert.Eventually(t, func() bool { return !qs.held(i, "q") }, 5*time.Second, 5*time.Millisecond, "call: plain TryLock of the name on deployment %d after Unlock: want granted", i)
+		e.freeSoon(t, func() bool { return !qs.held(i, "q") }, 5*time.Second, 10*time.Second, fmt.Sprintf("call: plain TryLock of the name on deployment %d after Unlock: want granted", i))
 	}
 	// Calls still on their way when a call decided (the refused second
 	// TryLock's, say) finish in the background: their grants are released.
@@ -254,7 +254,7 @@ func checkQuorumRefused(t *testing.T, e *env) {
 	}
 	_, err := qs.quorum("q", 10*time.Second, nil).TryLock(e.ctx)
 	require.ErrorIs(t, err, locker.ErrNotObtained, "call: quorum TryLock with two deployments held by others")
-	assert.Eventually(t, func() bool { return !qs.held(0, "q") }, 5*time.Second, 20*time.Millisecond,
+	e.freeSoon(t, func() bool { return !qs.held(0, "q") }, 5*time.Second, 10*time.Second,
 		"call: plain TryLock on deployment 0: the part of the refused attempt must be released again")
 	for _, o := range others {
 		require.NoError(t, o.Unlock(e.ctx))
@@ -502,6 +502,6 @@ func checkQuorumNoLeaseWithError(t *testing.T, e *env) {
 		assert.ErrorIs(t, r.err, locker.ErrClosed, "call: Quorum.TryLock with a Client closed before the decision")
 	}
 	require.NoError(t, h.Unlock(e.ctx), "call: Unlock of the plain lease on deployment 2")
-	require.Eventually(t, func() bool { return !qs.held(0, "closing") }, freeWithin, 20*time.Millisecond,
+	e.freeSoon(t, func() bool { return !qs.held(0, "closing") }, freeWithin, outcomeTTL,
 		"the grant of the closed attempt on deployment 0 is released soon after")
 }

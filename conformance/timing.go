@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -325,4 +326,17 @@ func (e *env) setupDone(t *testing.T, err error, what string) {
 		t.SkipNow()
 	}
 	require.NoError(t, err, what)
+}
+
+// freeSoon waits for a lock to be free (free) soon after its holder let it
+// go: within soon is timing (see eventually); still held by the TTL, ttl
+// from now at most, it leaked a hold past its bound, which is safety. It
+// reports whether the lock was free within soon.
+func (e *env) freeSoon(t *testing.T, free func() bool, soon, ttl time.Duration, what string) bool {
+	t.Helper()
+	if e.eventually(t, free, soon, what) {
+		return true
+	}
+	assert.True(t, waitFor(free, ttl), "%s: still held a TTL (%v) later", what, ttl)
+	return false
 }
