@@ -1,9 +1,12 @@
 package conformance
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -108,6 +111,12 @@ func checkOutcomeRefreshDelayed(t *testing.T, e *env) {
 				}
 				err := o.unlock(e.ctx, g)
 				a.disarm()
+				if errors.Is(err, locker.ErrExpired) {
+					// The lease lapsed while its release's reply was on
+					// its way: renewals came late (timing).
+					e.timely(t, false, fmt.Sprintf("%s: call: Unlock: %v", what, err))
+					return
+				}
 				assert.NoError(t, err, "%s: call: Unlock: got %v, want nil (finding 7)", what, err) // finding 7
 				assertEnded(t, l, what)                                                             // finding 7: Err nil, Lost open
 				o.f.awaitAnswered(t, since, what+": the delayed renewal", m.script("extend"))

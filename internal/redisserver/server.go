@@ -106,11 +106,18 @@ func newServer(env string) (*Server, error) {
 	return &Server{bin: bin, ver: ver, dir: dir}, nil
 }
 
-// pingExternal checks that an external server answers PING within 5s.
+// pingExternal checks that an external server answers PING: tries of up
+// to 5 s each, for up to 20 s (a TLS handshake on a loaded machine has
+// taken over 5 s).
 func pingExternal(s *Server, env string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := s.Do(ctx, "PING"); err != nil {
+	if err := poll(ctx, func() error {
+		try, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := s.Do(try, "PING")
+		return err
+	}); err != nil {
 		return fmt.Errorf("redisserver: %s names %s, which does not answer PING: %w", env, s.Addr, err)
 	}
 	return nil
