@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -69,7 +70,11 @@ func checkMultiFIFOExpiredHead(t *testing.T, e *env) {
 		return err == nil && r == int64(0)
 	}, 10*time.Second, 5*time.Millisecond, "call: admin EXISTS: the holder's lock expires")
 	time.Sleep(time.Until(crashed.Add(1100 * time.Millisecond))) // the crashed waiter's entry has expired
-	require.Equal(t, int64(2), e.queueLen(c, name), "call: queue length: the crashed head and the live waiter (%d acquire calls of the live waiter so far)", f.count("acquire"))
+	// The scenario is arranged by time (entries of 1 s, calls held 3 s):
+	// on a machine running late it may not have happened.
+	if n := e.queueLen(c, name); !e.timely(t, n == 2, fmt.Sprintf("call: queue length %d, want 2: the crashed head and the live waiter (%d acquire calls of the live waiter so far)", n, f.count("acquire"))) {
+		return
+	}
 
 	ml := e.multi(c, []string{name, name + "-b"}, 10*time.Second, nil)
 	l, err := ml.TryLock(e.ctx)
