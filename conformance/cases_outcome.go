@@ -395,8 +395,8 @@ func (o *outcome) awaitGrant(c *locker.Client, p mode, name, what string) (*lock
 			o.t.Fatalf("%s: call: another client's %s on %q: got %v, want a lease or ErrNotObtained", what, p.op(), name, err)
 		}
 		if time.Since(start) > freeWithin {
-			o.t.Fatalf("%s: call: another client's %s on %q: still refused %v later (last: %v); want the lock free soon after, well before its %v TTL",
-				what, p.op(), name, freeWithin, err, outcomeTTL)
+			o.e.tooLate(o.t, fmt.Sprintf("%s: call: another client's %s on %q: still refused %v later (last: %v); want the lock free soon after, well before its %v TTL",
+				what, p.op(), name, freeWithin, err, outcomeTTL))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
