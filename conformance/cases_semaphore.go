@@ -209,6 +209,9 @@ func checkSemNoStarvation(t *testing.T, e *env) {
 	defer cancel()
 	start := time.Now()
 	big, err := s.Acquire(bctx, permits)
+	if errors.Is(err, context.DeadlineExceeded) {
+		e.tooLate(t, fmt.Sprintf("call: Acquire(%d) while %d goroutines keep taking 1: not granted within 5s (FIFO: never overtaken): %v", permits, permits, err))
+	}
 	require.NoError(t, err, "call: Acquire(%d) while %d goroutines keep taking 1: want it granted within 5s (FIFO: never overtaken)", permits, permits)
 	t.Logf("Acquire(%d) granted after %v", permits, time.Since(start))
 	require.NoError(t, big.Unlock(e.ctx))
