@@ -20,10 +20,13 @@ var ACLCommands = []string{
 	// Script commands and wake-ups.
 	"+evalsha", "+eval", "+script|load", "+ssubscribe", "+sunsubscribe",
 	// Commands inside the scripts.
-	"+hget", "+hmget", "+hset", "+hsetnx", "+hdel", "+hlen", "+hexists", "+hincrby", "+hgetall",
+	"+hget", "+hmget", "+hset", "+hsetnx", "+hdel", "+hlen", "+hexists", "+hincrby", "+hgetall", "+hkeys",
 	"+get", "+set", "+del", "+exists", "+pexpire", "+pttl", "+time",
 	"+zadd", "+zrange", "+zrangebyscore", "+zrevrange", "+zcount", "+zrem", "+zremrangebyscore", "+zscore",
 	"+persist", "+spublish",
+	// Options.Ack: WAIT after a script, on its connection (with Fsync,
+	// grant +waitaof too: Redis 7.2 and later know it).
+	"+wait",
 	// Connection set-up and Cluster discovery by the clients.
 	"+hello", "+auth", "+ping", "+client|setname",
 	"+cluster|slots", "+cluster|shards", "+cluster|nodes", "+readonly", "+command",

@@ -28,7 +28,7 @@ func checkBatch(t *testing.T, e *env) {
 		t.Logf("the driver does not implement locker.Batcher: auto-refresh renews one lease per call")
 		return
 	}
-	src := fmt.Sprintf("-- %s\nreturn {KEYS[1], redis.call('INCRBY', KEYS[1], ARGV[1])}", e.prefix)
+	src := fmt.Sprintf("-- %s\nreturn {KEYS[1], redis.call('HINCRBY', KEYS[1], 'n', ARGV[1])}", e.prefix)
 	sha, err := e.s.ScriptLoad(e.ctx, src)
 	require.NoError(t, err, "call: ScriptLoad")
 	bad := e.key("batch-string")
@@ -57,8 +57,8 @@ func checkBatch(t *testing.T, e *env) {
 		case unknown:
 			assert.True(t, errors.Is(r.Err, locker.ErrNoScript), "call: EvalShaBatch: call %d (unknown script): got %v, want ErrNoScript", i, r.Err)
 		case wrongType:
-			require.Error(t, r.Err, "call: EvalShaBatch: call %d (INCRBY on a string)", i)
-			assert.Contains(t, r.Err.Error(), "not an integer", "call: EvalShaBatch: call %d: the server's error", i)
+			require.Error(t, r.Err, "call: EvalShaBatch: call %d (HINCRBY on a string)", i)
+			assert.Contains(t, r.Err.Error(), "WRONGTYPE", "call: EvalShaBatch: call %d: the server's error", i)
 			assert.False(t, errors.Is(r.Err, locker.ErrNoScript), "call: EvalShaBatch: call %d matches ErrNoScript", i)
 		default:
 			require.NoError(t, r.Err, "call: EvalShaBatch: call %d", i)

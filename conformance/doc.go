@@ -33,6 +33,12 @@
 // HELLO): it sends no DEBUG, CLIENT PAUSE or KILL, SCRIPT FLUSH, CONFIG,
 // INFO, KEYS, FLUSHALL, ACL or Cluster administration, and starts no
 // server; every other rule is reported not applicable, with what it needs.
+// To certify the application's own ACL user, set EnvPrefix to its prefix
+// (the run's names go under it) and EnvSuiteUser to a second user for the
+// suite's own checks; before its first rule on a deployment it did not
+// start, the suite checks that both users may do what they must, and
+// stops within seconds naming any refused command and the ACL line that
+// grants it.
 // The full profile, the default on servers the suite starts, runs every
 // rule. On a deployment it did not start, the full profile is still a
 // guest: every setting a rule changes (appendonly, with CONFIG SET) is read

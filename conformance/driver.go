@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 	"github.com/scriptlock/scriptlock/locker"
@@ -217,7 +218,11 @@ func runGroups(t *testing.T, d Driver, only func(testCase) bool, groups ...strin
 			}
 			conn := connFor(c.Addrs, true, c.Nodes[0].Dial())
 			connect := func(t testing.TB) locker.Scripter { return d.connect(t, conn) }
-			dep := newDeployment(t, &deployment{name: "cluster", connect: connect, conn: conn, admin: clusterAdmin{c}, driver: d, addrs: c.Addrs, owned: !c.External()})
+			own := c
+			if u, p, set := suiteUserOf(t); set && c.External() {
+				own = c.As(u, p)
+			}
+			dep := newDeployment(t, &deployment{name: "cluster", connect: connect, conn: conn, admin: clusterAdmin{own}, app: clusterAdmin{c}, driver: d, addrs: c.Addrs, owned: !c.External()})
 			runCases(t, dep, inGroups)
 			w := watchKeys(dep)
 			runShared(t, "Leak/NoKeysLeft", func(t *testing.T) { dep.report(t, "Leak/NoKeysLeft", w.report) })
@@ -237,6 +242,11 @@ type standaloneRun struct {
 	srv *redisserver.Server
 	// profile, when set, is the profile to run instead of EnvSuite's.
 	profile string
+	// prefix, when set, is the application's prefix instead of EnvPrefix's.
+	prefix string
+	// suite, when set, is srv as the user of the suite's own connections
+	// (instead of EnvSuiteUser's).
+	suite *redisserver.Server
 }
 
 // runStandalone runs the rules keep selects on the standalone server
@@ -259,7 +269,16 @@ func runStandalone(t *testing.T, d Driver, keep func(testCase) bool, o standalon
 		}
 		conn := connFor([]string{srv.Addr}, false, srv.Dial())
 		connect := func(t testing.TB) locker.Scripter { return d.connect(t, conn) }
-		dep := newDeployment(t, &deployment{name: "standalone", connect: connect, conn: conn, admin: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: o.record, profile: o.profile})
+		own := o.suite
+		if own == nil && srv.External() {
+			if u, p, set := suiteUserOf(t); set {
+				own = srv.As(u, p)
+			}
+		}
+		if own == nil {
+			own = srv
+		}
+		dep := newDeployment(t, &deployment{name: "standalone", connect: connect, conn: conn, admin: standaloneAdmin{own}, app: standaloneAdmin{srv}, driver: d, addrs: []string{srv.Addr}, owned: !srv.External(), record: o.record, profile: o.profile, names: o.prefix})
 		runCases(t, dep, keep)
 		w := watchKeys(dep)
 		runShared(t, "Leak/NoKeysLeft", func(t *testing.T) { dep.report(t, "Leak/NoKeysLeft", w.report) })
@@ -409,11 +428,30 @@ func newDeployment(t *testing.T, d *deployment) *deployment {
 			t.Fatal(err)
 		}
 	}
+	p, err := appPrefix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.names == "" {
+		d.names = p
+	}
+	d.names += runPrefix
 	if d.profile == ProfileSafe {
 		d.admin = safeAdmin{d.admin}
 	}
 	d.server = logServer(t, d.admin, "")
-	t.Logf("profile: %s (%s)", d.profile, d.profileWhy)
+	t.Logf("profile: %s (%s); names under %s", d.profile, d.profileWhy, d.names)
+	if !d.owned {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		sharded, err := shardedPubSub(ctx, d.admin, d.names)
+		if err == nil {
+			err = d.checkAccess(ctx, sharded)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	verdicts.deployment(d)
 	return d
 }
@@ -574,7 +612,7 @@ func runCase(t *testing.T, d *deployment, c testCase) {
 			reason = "the safe profile leaves it out: it " + c.needs
 			t.Skip("not applicable: " + reason + " (" + d.profileWhy + ")")
 		}
-		prefix := newPrefix()
+		prefix := newPrefix(d.names)
 		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(caseLabel, prefix)))
 		label := prefix
 		if c.quiet != "" {

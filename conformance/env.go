@@ -76,6 +76,12 @@ type deployment struct {
 	profile, profileWhy string
 	// server names the deployment's server, "Redis 7.0.15", or "".
 	server string
+	// names starts every key and channel name of the deployment's run:
+	// the application's prefix (EnvPrefix) and runPrefix.
+	names string
+	// app is the admin as the user the drivers connect as (admin may log
+	// in as EnvSuiteUser instead): checkAccess asks with it.
+	app admin
 
 	// record, when set, is told each case's outcome once it ended: whether
 	// it was skipped, and why when it was found not applicable.
@@ -201,23 +207,21 @@ func newEnv(t *testing.T, d *deployment, prefix string) *env {
 	return e
 }
 
-// newPrefix returns a fresh key prefix: runPrefix, 12 random hex digits
-// and ":".
-func newPrefix() string {
+// newPrefix returns a fresh key prefix under names (a deployment's): 12
+// random hex digits and ":".
+func newPrefix(names string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return runPrefix + hex.EncodeToString(b[:]) + ":"
+	return names + hex.EncodeToString(b[:]) + ":"
 }
 
-// runPrefix starts every key and channel name of this process's runs:
-// "sltest:", 8 random hex digits and ":", so that runs sharing a
-// deployment (and an ACL user's "~sltest*" pattern) never see each
-// other's keys. runKeys matches every key under it.
-var runPrefix, runKeys = func() (string, string) {
+// runPrefix follows the application's prefix (EnvPrefix) in every key and
+// channel name of this process's runs: "sltest:", 8 random hex digits and
+// ":", so that runs sharing a deployment never see each other's keys.
+var runPrefix = func() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	p := "sltest:" + hex.EncodeToString(b[:]) + ":"
-	return p, p + "*"
+	return "sltest:" + hex.EncodeToString(b[:]) + ":"
 }()
 
 // deleteRaw deletes the raw keys of Scripter-level cases (they hold plain
@@ -308,7 +312,7 @@ func (e *env) claimKeysLeft() []string {
 // the abandoned-call window (about 30 s), plus slack.
 const keyWindow = 35 * time.Second
 
-const noKeysLeftRule = "Once every case of a deployment ran (and its background clean-ups settled), every key left under the run's prefix (sltest:<run>:*) expires within the abandoned-call window (~30 s): no key without an expiry, none with a later one; so after the window none is left."
+const noKeysLeftRule = "Once every case of a deployment ran (and its background clean-ups settled), every key left under the run's prefix ([application prefix]sltest:<run>:*) expires within the abandoned-call window (~30 s): no key without an expiry, none with a later one; so after the window none is left."
 
 // keySettle is how long the key-leak check lets background clean-ups
 // settle before it judges the keys left by their expiry.
@@ -324,7 +328,7 @@ type keyWatch struct {
 	log    string
 }
 
-// watchKeys starts polling every node of d for keys under runKeys until
+// watchKeys starts polling every node of d for keys under d.names until
 // there are none; it fails at keyWindow, or at once for a key that cannot
 // be gone by then (no expiry, or a longer one: nothing runs any more that
 // could delete it), listing each key with its type, remaining time and
@@ -360,15 +364,16 @@ func (w *keyWatch) report(t *testing.T) {
 }
 
 func pollNoKeys(ctx context.Context, d *deployment) (log, found string) {
+	pattern := d.names + "*"
 	start := time.Now()
 	deadline := start.Add(keyWindow)
 	for {
-		keys, err := d.admin.Keys(ctx, runKeys)
+		keys, err := d.admin.Keys(ctx, pattern)
 		if err != nil {
-			return "", fmt.Sprintf("call: admin SCAN MATCH %s on every node: %v", runKeys, err)
+			return "", fmt.Sprintf("call: admin SCAN MATCH %s on every node: %v", pattern, err)
 		}
 		if len(keys) == 0 {
-			return fmt.Sprintf("no key left under %s (after waiting %v)", runKeys, time.Since(start).Round(time.Millisecond)), ""
+			return fmt.Sprintf("no key left under %s (after waiting %v)", pattern, time.Since(start).Round(time.Millisecond)), ""
 		}
 		var lines, late []string
 		for _, k := range keys {
@@ -380,17 +385,17 @@ func pollNoKeys(ctx context.Context, d *deployment) (log, found string) {
 		}
 		if len(late) > 0 {
 			return "", fmt.Sprintf("%d key(s) under %s would outlive the %v window (no expiry, or a later one), of %d left:\n%s\nall left:\n%s",
-				len(late), runKeys, keyWindow, len(keys), strings.Join(late, "\n"), strings.Join(lines, "\n"))
+				len(late), pattern, keyWindow, len(keys), strings.Join(late, "\n"), strings.Join(lines, "\n"))
 		}
 		if time.Since(start) >= keySettle {
 			// Every key left expires within the window, and nothing runs
 			// any more that could extend one (the goroutine check after
 			// each case sees to that): Redis removes them by the deadline.
 			return fmt.Sprintf("%d key(s) left under %s after %v, each expiring within the %v window:\n%s",
-				len(keys), runKeys, keySettle, keyWindow, strings.Join(lines, "\n")), ""
+				len(keys), pattern, keySettle, keyWindow, strings.Join(lines, "\n")), ""
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Sprintf("%d key(s) left under %s %v after the last case:\n%s", len(keys), runKeys, keyWindow, strings.Join(lines, "\n"))
+			return "", fmt.Sprintf("%d key(s) left under %s %v after the last case:\n%s", len(keys), pattern, keyWindow, strings.Join(lines, "\n"))
 		}
 		select {
 		case <-ctx.Done():

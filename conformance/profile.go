@@ -17,7 +17,7 @@ import (
 //
 // The safe profile runs every rule that needs only what an application's
 // ACL user has (the scripts, pub/sub, TIME, reads and writes of keys under
-// the "sltest:" prefix, SCAN, HELLO, COMMAND INFO): it sends no DEBUG,
+// the run's prefix, SCAN, HELLO, COMMAND INFO): it sends no DEBUG,
 // CLIENT PAUSE or KILL, SCRIPT FLUSH, CONFIG, FLUSHALL, KEYS, INFO, ACL or
 // Cluster administration, and starts, stops or restarts no server. The
 // other rules are reported not applicable, with what they need. The full
@@ -103,7 +103,7 @@ func (s safeAdmin) cluster() *redisserver.Cluster { return s.a.cluster() }
 // repository's scripts and CLI read (they may share a shell with it).
 var knownEnv = []string{
 	redisserver.EnvRedisURL, redisserver.EnvRedisAddr, redisserver.EnvClusterURLs, redisserver.EnvClusterAddrs,
-	"SCRIPTLOCK_TLS_CA", EnvSuite, EnvCases,
+	"SCRIPTLOCK_TLS_CA", EnvSuite, EnvCases, EnvPrefix, EnvSuiteUser,
 	"SCRIPTLOCK_URL", "SCRIPTLOCK_FUZZ", "SCRIPTLOCK_STATICCHECK", "SCRIPTLOCK_COMPAT_JOBS", "SCRIPTLOCK_COMPAT_OUT",
 	"SCRIPTLOCK_COMPAT_PARALLEL", "SCRIPTLOCK_COMPAT_RUN", "SCRIPTLOCK_COMPAT_SERVERS", "SCRIPTLOCK_COMPAT_TIMEOUT",
 }

@@ -47,10 +47,16 @@ func (e *env) shardedPubSub() bool {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
 	defer cancel()
-	v, err := e.d.admin.Do(ctx, e.prefix, "COMMAND", "INFO", "SSUBSCRIBE")
+	ok, err := shardedPubSub(ctx, e.d.admin, e.prefix)
 	require.NoError(e.t, err, "call: admin COMMAND INFO SSUBSCRIBE")
+	return ok
+}
+
+// shardedPubSub asks COMMAND INFO SSUBSCRIBE on a's node of key.
+func shardedPubSub(ctx context.Context, a admin, key string) (bool, error) {
+	v, err := a.Do(ctx, key, "COMMAND", "INFO", "SSUBSCRIBE")
 	info, _ := v.([]any)
-	return len(info) == 1 && info[0] != nil
+	return err == nil && len(info) == 1 && info[0] != nil, err
 }
 
 // logServer logs the product and version of the deployment's server, as

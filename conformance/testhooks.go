@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -16,7 +17,19 @@ import (
 func init() {
 	hooks.RunStandaloneRulesOn = func(t *testing.T, d any, srv *redisserver.Server, profile string, rules ...string) map[string]hooks.Outcome {
 		t.Helper()
-		return runStandaloneRulesOn(t, hookDriver(d), srv, profile, rules...)
+		return runStandaloneRulesOn(t, hookDriver(d), standaloneRun{srv: srv, profile: profile}, rules...)
+	}
+	hooks.RunAsApplication = func(t *testing.T, d any, app, suite *redisserver.Server, prefix string, rules ...string) map[string]hooks.Outcome {
+		t.Helper()
+		return runStandaloneRulesOn(t, hookDriver(d), standaloneRun{srv: app, suite: suite, prefix: prefix, profile: ProfileSafe}, rules...)
+	}
+	hooks.CheckAccess = func(ctx context.Context, app, suite *redisserver.Server, prefix string) error {
+		d := &deployment{app: standaloneAdmin{app}, admin: safeAdmin{standaloneAdmin{suite}}, conn: connFor([]string{app.Addr}, false, app.Dial()), names: prefix + runPrefix}
+		sharded, err := shardedPubSub(ctx, d.admin, d.names)
+		if err != nil {
+			return err
+		}
+		return d.checkAccess(ctx, sharded)
 	}
 	hooks.Rules = ruleNames
 	hooks.DefaultProfile = func(srv *redisserver.Server) (string, error) {
@@ -47,9 +60,10 @@ func ruleNames() []string {
 	return names
 }
 
-// runStandaloneRulesOn runs only the named rules on srv, as the standalone
-// deployment, in the profile profile (see hooks.RunStandaloneRulesOn).
-func runStandaloneRulesOn(t *testing.T, d Driver, srv *redisserver.Server, profile string, rules ...string) map[string]hooks.Outcome {
+// runStandaloneRulesOn runs only the named rules as o says (its server and
+// profile set), as the standalone deployment (see
+// hooks.RunStandaloneRulesOn).
+func runStandaloneRulesOn(t *testing.T, d Driver, o standaloneRun, rules ...string) map[string]hooks.Outcome {
 	t.Helper()
 	names := ruleNames()
 	for _, r := range rules {
@@ -65,7 +79,8 @@ func runStandaloneRulesOn(t *testing.T, d Driver, srv *redisserver.Server, profi
 		out[rule] = hooks.Outcome{Skipped: skipped, NotApplicable: reason}
 	}
 	keep := func(c testCase) bool { return slices.Contains(rules, c.name) }
-	runStandalone(t, d, keep, standaloneRun{record: record, srv: srv, profile: profile})
+	o.record = record
+	runStandalone(t, d, keep, o)
 	mu.Lock()
 	defer mu.Unlock()
 	return out

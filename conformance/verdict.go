@@ -87,6 +87,9 @@ func (b *verdictBook) deployment(d *deployment) {
 		if d.conn.Username != "" {
 			s += " as " + d.conn.Username
 		}
+		if p := strings.TrimSuffix(d.names, runPrefix); p != "" {
+			s += " under " + p
+		}
 	}
 	if !slices.Contains(c.servers, s) {
 		c.servers = append(c.servers, s)

@@ -188,3 +188,34 @@ func ExternalEnv() []string {
 	}
 	return set
 }
+
+// As returns the external server s with its connections logging in as
+// user with password instead (TLS and database unchanged). It panics on a
+// server this package started.
+func (s *Server) As(user, password string) *Server {
+	if !s.external {
+		panic("redisserver: As on a server this package started")
+	}
+	d := s.dialer
+	d.Username, d.Password = user, password
+	return &Server{Addr: s.Addr, external: true, dialer: d}
+}
+
+// As returns the external Cluster c with its nodes' connections logging in
+// as user with password instead (see Server.As). It panics on a Cluster
+// this package started.
+func (c *Cluster) As(user, password string) *Cluster {
+	if !c.external {
+		panic("redisserver: As on a Cluster this package started")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := &Cluster{Addrs: c.Addrs, external: true}
+	for _, n := range c.Nodes {
+		out.Nodes = append(out.Nodes, n.As(user, password))
+	}
+	for _, r := range c.Replicas {
+		out.Replicas = append(out.Replicas, r.As(user, password))
+	}
+	return out
+}

@@ -14,6 +14,7 @@
 package hooks
 
 import (
+	"context"
 	"testing"
 
 	"github.com/scriptlock/scriptlock/internal/redisserver"
@@ -34,6 +35,18 @@ var (
 	// followed by its key-leak check, and returns how each rule that ran
 	// ended. It fails t when a name is not a rule.
 	RunStandaloneRulesOn func(t *testing.T, d any, srv *redisserver.Server, profile string, rules ...string) map[string]Outcome
+
+	// RunAsApplication is RunStandaloneRulesOn in the safe profile with
+	// app (an external Server as the application's user, which the
+	// drivers connect as), suite (the same server as the user of the
+	// suite's own connections: conformance.EnvSuiteUser) and prefix (the
+	// application's: conformance.EnvPrefix).
+	RunAsApplication func(t *testing.T, d any, app, suite *redisserver.Server, prefix string, rules ...string) map[string]Outcome
+
+	// CheckAccess runs the check the suite makes before its first rule on
+	// an existing deployment, with app, suite and prefix as in
+	// RunAsApplication, and returns its error.
+	CheckAccess func(ctx context.Context, app, suite *redisserver.Server, prefix string) error
 
 	// Rules returns the full names of every rule, in run order.
 	Rules func() []string

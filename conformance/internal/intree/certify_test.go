@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,60 +57,144 @@ func ownServersOnly(t *testing.T) {
 	}
 }
 
+// appPrefix is the prefix of the application whose user
+// TestSafeProfileACLUser certifies, as docs/guarantees.md writes it.
+const appPrefix = "scriptlock:"
+
+// createAppUsers creates on srv the user "app" exactly as
+// docs/guarantees.md recommends (appPrefix's key and channel patterns,
+// -@all and conformance.ACLCommands, or ACLCommandsPlainPubSub on a server
+// without sharded pub/sub) less the commands in without, and the user
+// "suite" for the suite's own connections (+@all -@admin -@dangerous on
+// the same patterns); it returns both as external Servers.
+func createAppUsers(t *testing.T, srv *redisserver.Server, without ...string) (app, suite *redisserver.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmds := conformance.ACLCommands
+	if v, err := srv.Do(ctx, "COMMAND", "INFO", "SSUBSCRIBE"); err != nil || len(v.([]any)) != 1 || v.([]any)[0] == nil {
+		cmds = conformance.ACLCommandsPlainPubSub
+	}
+	rules := []string{"~" + appPrefix + "*", "&" + appPrefix + "*", "-@all"}
+	for _, c := range cmds {
+		if !slices.Contains(without, c) {
+			rules = append(rules, c)
+		}
+	}
+	pw := randomHex(t, 16)
+	require.NoError(t, srv.CreateACLUser(ctx, "app", pw, rules...), "call: ACL SETUSER app %v", rules)
+	spw := randomHex(t, 16)
+	require.NoError(t, srv.CreateACLUser(ctx, "suite", spw, "~"+appPrefix+"*", "&"+appPrefix+"*", "+@all", "-@admin", "-@dangerous"), "call: ACL SETUSER suite")
+	app, err := redisserver.Open(fmt.Sprintf("redis://app:%s@%s", pw, srv.Addr), "")
+	require.NoError(t, err, "call: redisserver.Open(redis://app:<pw>@%s)", srv.Addr)
+	return app, app.As("suite", spw)
+}
+
 // TestSafeProfileACLUser certifies a standalone server as its owner would,
-// through an application's ACL user: the server (started here) has a user
-// "app" with a password and +@all -@admin -@dangerous ~sltest* &sltest*,
-// SCRIPTLOCK_REDIS_URL=redis://app:<pw>@host:port names it, and the
-// profile is left to its default (safe, on a deployment the suite did not
-// start). Every rule of the safe profile must pass, at least minSafeRules
-// of them, and the server must have refused nothing (ACL LOG empty) and
-// run no command of @admin or @dangerous, nor SCRIPT FLUSH (INFO
-// commandstats: neither calls nor rejected calls). It runs at the same
-// time as TestSafeProfileTLS.
+// through the application's own ACL user: the server (started here) has
+// the user "app" made exactly as docs/guarantees.md recommends for the
+// prefix "scriptlock:", which the drivers connect as; the suite runs under
+// that prefix (conformance.EnvPrefix) and its own checks log in as a
+// second user (conformance.EnvSuiteUser). For each driver, every rule of
+// the safe profile must pass, at least minSafeRules of them; afterwards
+// the server must have refused nothing (ACL LOG empty) and run no command
+// of @admin or @dangerous, nor SCRIPT FLUSH (INFO commandstats: neither
+// calls nor rejected calls).
 func TestSafeProfileACLUser(t *testing.T) {
 	ownServersOnly(t)
 	t.Parallel()
+	for _, d := range testdrivers.All() {
+		t.Run("driver="+d.Name, func(t *testing.T) {
+			t.Parallel() // a server each: runs on one server take turns
+			srv := redisserver.StartStandalone(t)
+			app, suite := createAppUsers(t, srv)
+			forbidden := adminCommands(t, srv)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, err := srv.Do(ctx, "ACL", "LOG", "RESET")
+			require.NoError(t, err, "call: ACL LOG RESET")
+			_, err = srv.Do(ctx, "CONFIG", "RESETSTAT")
+			require.NoError(t, err, "call: CONFIG RESETSTAT")
+			if os.Getenv(conformance.EnvSuite) == "" {
+				profile, err := hooks.DefaultProfile(app)
+				require.NoError(t, err)
+				require.Equal(t, conformance.ProfileSafe, profile, "the default profile on a deployment the suite did not start")
+			}
+			checkSafeOutcomes(t, hooks.RunAsApplication(t, d, app, suite, appPrefix, hooks.Rules()...))
+
+			ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			v, err := srv.Do(ctx, "INFO", "commandstats")
+			require.NoError(t, err, "call: INFO commandstats")
+			stats, _ := v.(string)
+			for _, line := range strings.Split(stats, "\n") {
+				name, _, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
+				if ok && forbidden[name] && name != "config|resetstat" { // the test's own, above
+					t.Errorf("INFO commandstats after the safe profile: %s (want no call of a command of @admin or @dangerous, nor SCRIPT FLUSH)", strings.TrimSpace(line))
+				}
+			}
+			v, err = srv.Do(ctx, "ACL", "LOG")
+			require.NoError(t, err, "call: ACL LOG")
+			assert.Empty(t, v, "ACL LOG after the safe profile: want no command, key or channel refused to the users app and suite")
+		})
+	}
+}
+
+// TestAccessCheckNamesWhatIsMissing takes one permission at a time away
+// from the user TestSafeProfileACLUser certifies (a command, a channel
+// pattern, the suite user's SCAN) and checks that the check the suite
+// makes before its first rule fails within 10 s naming what is missing
+// and the ACL line that grants it, and leaves no key behind.
+func TestAccessCheckNamesWhatIsMissing(t *testing.T) {
+	ownServersOnly(t)
+	t.Parallel()
 	srv := redisserver.StartStandalone(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	pw := randomHex(t, 16)
-	require.NoError(t, srv.CreateACLUser(ctx, "app", pw, "+@all", "-@admin", "-@dangerous", "~sltest*", "&sltest*"), "call: ACL SETUSER app")
-	forbidden := adminCommands(t, srv)
-	_, err := srv.Do(ctx, "ACL", "LOG", "RESET")
-	require.NoError(t, err, "call: ACL LOG RESET")
-	_, err = srv.Do(ctx, "CONFIG", "RESETSTAT")
-	require.NoError(t, err, "call: CONFIG RESETSTAT")
-
-	// As SCRIPTLOCK_REDIS_URL would name it, the profile left to its
-	// default for a deployment the suite did not start.
-	app, err := redisserver.Open(fmt.Sprintf("redis://app:%s@%s", pw, srv.Addr), "")
-	require.NoError(t, err, "call: redisserver.Open(redis://app:<pw>@%s)", srv.Addr)
-	if os.Getenv(conformance.EnvSuite) == "" {
-		profile, err := hooks.DefaultProfile(app)
-		require.NoError(t, err)
-		require.Equal(t, conformance.ProfileSafe, profile, "the default profile on a deployment the suite did not start")
+	check := func(t *testing.T, app, suite *redisserver.Server) error {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		err := hooks.CheckAccess(ctx, app, suite, appPrefix)
+		assert.Less(t, time.Since(start), 10*time.Second, "the check's duration")
+		keys, kerr := srv.Do(ctx, "KEYS", appPrefix+"*")
+		require.NoError(t, kerr, "call: KEYS")
+		assert.Empty(t, keys, "keys left by the check")
+		return err
 	}
-	if !t.Run("driver=goredis", func(t *testing.T) {
-		got := hooks.RunStandaloneRulesOn(t, testdrivers.GoRedis, app, conformance.ProfileSafe, hooks.Rules()...)
-		checkSafeOutcomes(t, got)
-	}) {
-		return
+	app, suite := createAppUsers(t, srv)
+	require.NoError(t, check(t, app, suite), "the user as docs/guarantees.md recommends")
+	for _, missing := range []string{"+hincrby", "+evalsha", "+zadd"} {
+		t.Run("without="+missing, func(t *testing.T) {
+			app, suite := createAppUsers(t, srv, missing)
+			err := check(t, app, suite)
+			require.Error(t, err, "the check with %s taken away", missing)
+			t.Log(err)
+			assert.Contains(t, err.Error(), strings.TrimPrefix(missing, "+")+": ", "the error names the command")
+			assert.Contains(t, err.Error(), "ACL SETUSER app on >password ~"+appPrefix+"* &"+appPrefix+"* -@all +evalsha", "the error gives the ACL line")
+		})
 	}
-
-	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	v, err := srv.Do(ctx, "INFO", "commandstats")
-	require.NoError(t, err, "call: INFO commandstats")
-	stats, _ := v.(string)
-	for _, line := range strings.Split(stats, "\n") {
-		name, _, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
-		if ok && forbidden[name] && name != "config|resetstat" { // the test's own, above
-			t.Errorf("INFO commandstats after the safe profile: %s (want no call of a command of @admin or @dangerous, nor SCRIPT FLUSH)", strings.TrimSpace(line))
-		}
-	}
-	v, err = srv.Do(ctx, "ACL", "LOG")
-	require.NoError(t, err, "call: ACL LOG")
-	assert.Empty(t, v, "ACL LOG after the safe profile: want no command, key or channel refused to the user app")
+	t.Run("channel outside the pattern", func(t *testing.T) {
+		app, suite := createAppUsers(t, srv)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := srv.Do(ctx, "ACL", "SETUSER", "app", "resetchannels")
+		require.NoError(t, err, "call: ACL SETUSER app resetchannels")
+		err = check(t, app, suite)
+		require.Error(t, err, "the check with no channel allowed")
+		assert.Regexp(t, `s?publish: `, err.Error(), "the error names the publish")
+	})
+	t.Run("suite user without SCAN", func(t *testing.T) {
+		app, suite := createAppUsers(t, srv)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := srv.Do(ctx, "ACL", "SETUSER", "suite", "-scan")
+		require.NoError(t, err, "call: ACL SETUSER suite -scan")
+		err = check(t, app, suite)
+		require.Error(t, err, "the check with the suite user short of SCAN")
+		assert.Contains(t, err.Error(), "scan: ", "the error names SCAN")
+		assert.Contains(t, err.Error(), conformance.EnvSuiteUser, "the error names the variable for the suite's user")
+		assert.NotContains(t, err.Error(), "the drivers connect as", "the application's user is not to blame")
+	})
 }
 
 // adminCommands returns the commands (and subcommands, "client|kill") of
