@@ -159,12 +159,12 @@ func (d *deployment) checkAccess(ctx context.Context, sharded bool) error {
 		if sharded {
 			grant = ACLCommands
 		}
-		fmt.Fprintf(&b, "conformance: the user %q the drivers connect as may not do what scriptlock does on this run's keys and channels (%s*):\n  %s\n"+
+		fmt.Fprintf(&b, "conformance: the user %q the drivers connect as may not do what scriptlock does on the run's keys and channels (%s*):\n  %s\n"+
 			"a user scriptlock can use, for the application's prefix %q (%s):\n  ACL SETUSER %s on >password ~%s* &%s* -@all %s\n",
 			user, d.names, strings.Join(app, "\n  "), prefix, EnvPrefix, user, prefix, prefix, strings.Join(grant, " "))
 	}
 	if len(own) > 0 {
-		fmt.Fprintf(&b, "conformance: the suite's own connections may not run what its checks of this run's keys need:\n  %s\n"+
+		fmt.Fprintf(&b, "conformance: the suite's own connections may not run what its checks of the run's keys need:\n  %s\n"+
 			"these are not the application's commands: set %s=user:password to a user that may, such as\n  ACL SETUSER sltest-suite on >password ~%s* &%s* +@all -@admin -@dangerous +scan\n",
 			strings.Join(own, "\n  "), EnvSuiteUser, prefix, prefix)
 	}
