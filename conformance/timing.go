@@ -333,6 +333,17 @@ func (e *env) setupDone(t *testing.T, err error, what string) {
 	require.NoError(t, err, what)
 }
 
+// done judges err, a call's error: nil passes; a deadline (no answer in
+// time) is timing (see timely); any other error fails t. It reports
+// whether err was nil.
+func (e *env) done(t *testing.T, err error, what string) bool {
+	t.Helper()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return e.timely(t, false, fmt.Sprintf("%s: %v", what, err))
+	}
+	return assert.NoError(t, err, what)
+}
+
 // freeSoon waits for a lock to be free (free) soon after its holder let it
 // go: within soon is timing (see eventually); still held by the TTL, ttl
 // from now at most, it leaked a hold past its bound, which is safety. It
