@@ -112,7 +112,10 @@ func refused(err error) bool {
 func (d *deployment) checkAccess(ctx context.Context, sharded bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	key, ch := d.names+"{access}", d.names+"{access}:ch"
+	// A key and channel of its own: deployments of one run may check at
+	// once on a shared server.
+	tag := "{access-" + strings.TrimSuffix(newPrefix(""), ":") + "}"
+	key, ch := d.names+tag, d.names+tag+":ch"
 	pub, sub, unsub := "0", "SUBSCRIBE", "UNSUBSCRIBE"
 	if sharded {
 		pub, sub, unsub = "1", "SSUBSCRIBE", "SUNSUBSCRIBE"
@@ -176,7 +179,7 @@ func (d *deployment) checkAccess(ctx context.Context, sharded bool) error {
 func (d *deployment) checkSuiteAccess(ctx context.Context, key string) []string {
 	probes := [][]string{
 		{"SET", key, "1", "PX", "60000"}, {"GET", key}, {"EXISTS", key}, {"TYPE", key}, {"PTTL", key}, {"TTL", key},
-		{"PEXPIRE", key, "60000"}, {"EXPIRE", key, "60"}, {"PERSIST", key}, {"INCR", key},
+		{"PERSIST", key}, {"INCR", key}, {"PEXPIRE", key, "60000"}, {"EXPIRE", key, "60"},
 		{"HGET", key, "f"}, {"HSET", key, "f", "1"}, {"HDEL", key, "f"}, {"HKEYS", key}, {"HGETALL", key}, {"HLEN", key}, {"HINCRBY", key, "f", "1"},
 		{"ZADD", key, "1", "m"}, {"ZREM", key, "m"}, {"ZCARD", key}, {"ZRANGE", key, "0", "-1"}, {"ZSCORE", key, "m"},
 		{"TIME"}, {"PING"}, {"HELLO"}, {"COMMAND", "INFO", "GET"}, {"SCRIPT", "EXISTS", sha1hex(accessProbe)},

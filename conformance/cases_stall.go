@@ -161,11 +161,11 @@ func checkStallDebugSleep(t *testing.T, e *env) {
 	time.Sleep(stallTTL + 200*time.Millisecond)
 	fresh := e.client(nil)
 	for _, name := range names[:2] {
-		l, err := e.mutex(fresh, name, stallTTL, nil).TryLock(e.ctx)
+		l, err := e.mutex(fresh, name, 10*time.Second, nil).TryLock(e.ctx) // long: about being free, not expiry
 		require.NoError(t, err, "call: TryLock %q by a fresh client after the TTL: got error, want a lease", name)
 		require.NoError(t, l.Unlock(e.ctx), "call: Unlock %q", name)
 	}
-	l, err := e.rw(fresh, names[2], stallTTL, nil).TryLock(e.ctx)
+	l, err := e.rw(fresh, names[2], 10*time.Second, nil).TryLock(e.ctx)
 	require.NoError(t, err, "call: RWMutex TryLock %q by a fresh client after the TTL: got error, want a lease", names[2])
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock %q", names[2])
 	e.timely(t, len(h.grants) > 0, "call: stall run: no lock was granted at all")

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,6 +164,22 @@ func TestAccessCheckNamesWhatIsMissing(t *testing.T) {
 	}
 	app, suite := createAppUsers(t, srv)
 	require.NoError(t, check(t, app, suite), "the user as docs/guarantees.md recommends")
+	t.Run("four at once", func(t *testing.T) { // a run's deployments on one server
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				assert.NoError(t, hooks.CheckAccess(ctx, app, suite, appPrefix))
+			})
+		}
+		wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		keys, err := srv.Do(ctx, "KEYS", appPrefix+"*")
+		require.NoError(t, err, "call: KEYS")
+		assert.Empty(t, keys, "keys left by four checks at once")
+	})
 	for _, missing := range []string{"+hincrby", "+evalsha", "+zadd"} {
 		t.Run("without="+missing, func(t *testing.T) {
 			app, suite := createAppUsers(t, srv, missing)
