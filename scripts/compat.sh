@@ -29,8 +29,9 @@
 # Each server runs with its folder's binary first on PATH under the name
 # redis-server (a valkey-server binary is linked under that name), which is
 # what the test harness (internal/redisserver) starts. The safe-profile
-# tests (TestSafeProfileACLUser, TestSafeProfileTLS: the drivers through an
-# ACL user, and over TLS, which the shared builds lack) are left to
+# tests (TestSafeProfileACLUser, TestSafeProfileAccessCheck,
+# TestSafeProfileTLS: the drivers through an application's ACL user, its
+# access check, and TLS, which the shared builds lack) are left to
 # scripts/test.sh, which runs them on the redis-server on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
