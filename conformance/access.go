@@ -109,9 +109,13 @@ func refused(err error) bool {
 // whether the suite's own user (d.admin) may run those of its checks. It
 // returns nil, or an error naming each refused command with the ACL
 // SETUSER line that grants it.
-func (d *deployment) checkAccess(ctx context.Context, sharded bool) error {
+func (d *deployment) checkAccess(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	sharded, err := shardedPubSub(ctx, d.admin, d.names)
+	if err != nil {
+		return err
+	}
 	// A key and channel of its own: deployments of one run may check at
 	// once on a shared server.
 	tag := "{access-" + strings.TrimSuffix(newPrefix(""), ":") + "}"

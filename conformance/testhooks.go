@@ -25,11 +25,7 @@ func init() {
 	}
 	hooks.CheckAccess = func(ctx context.Context, app, suite *redisserver.Server, prefix string) error {
 		d := &deployment{app: standaloneAdmin{app}, admin: safeAdmin{standaloneAdmin{suite}}, conn: connFor([]string{app.Addr}, false, app.Dial()), names: prefix + runPrefix}
-		sharded, err := shardedPubSub(ctx, d.admin, d.names)
-		if err != nil {
-			return err
-		}
-		return d.checkAccess(ctx, sharded)
+		return d.checkAccess(ctx)
 	}
 	hooks.Rules = ruleNames
 	hooks.DefaultProfile = func(srv *redisserver.Server) (string, error) {
