@@ -73,7 +73,7 @@ func (e *env) multi(c *locker.Client, names []string, ttl time.Duration, opts *l
 // releases it).
 func (e *env) mutexFree(c *locker.Client, name string) bool {
 	e.t.Helper()
-	l, err := e.mutex(c, name, time.Second, nil).TryLock(e.ctx)
+	l, err := e.mutex(c, name, 10*time.Second, nil).TryLock(e.ctx) // long: about being free, not expiry
 	if err != nil {
 		return false
 	}
