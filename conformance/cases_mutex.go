@@ -253,10 +253,11 @@ func checkExtend(t *testing.T, e *env) {
 	// A 1 s lease (200 ms before: a loaded machine could let it lapse
 	// before the Extend, as one let a 100 ms lease in Mutex/TTLExpiry).
 	m := e.mutex(c, "extend", time.Second, nil)
+	granted := time.Now()
 	l, err := m.TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock")
 	before := l.ValidUntil()
-	require.NoError(t, l.Extend(e.ctx, 5*time.Second), "call: Extend(5s)")
+	e.lapsedDone(t, l.Extend(e.ctx, 5*time.Second), granted, time.Second, "call: Extend(5s)")
 	assert.True(t, l.ValidUntil().After(before), "call: ValidUntil() after Extend: got %v, want after %v", l.ValidUntil(), before)
 	time.Sleep(1200 * time.Millisecond)
 	_, err = m.TryLock(e.ctx)

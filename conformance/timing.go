@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -370,6 +371,18 @@ func arrive[T any](t *testing.T, e *env, ch <-chan T, within time.Duration, what
 	t.SkipNow()
 	var zero T
 	return zero
+}
+
+// lapsedDone requires err, the error of a call on a lease granted at
+// granted with a TTL of ttl, to be nil; ErrExpired or ErrHeldByOther once
+// the TTL has passed (the machine ran too slow for the rule to reach the
+// call in time) is timing instead (see timely), and stops the test.
+func (e *env) lapsedDone(t *testing.T, err error, granted time.Time, ttl time.Duration, what string) {
+	t.Helper()
+	if took := time.Since(granted); took >= ttl && (errors.Is(err, locker.ErrExpired) || errors.Is(err, locker.ErrHeldByOther)) {
+		e.tooLate(t, fmt.Sprintf("%s: %v: the lease's %v TTL ran out first (%v after the grant)", what, err, ttl, took.Round(lagRoundTo)))
+	}
+	require.NoError(t, err, what)
 }
 
 // tooLate records a liveness expectation that did not hold in time (see
