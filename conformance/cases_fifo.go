@@ -51,8 +51,12 @@ func (e *env) queueLen(c *locker.Client, name string) int64 {
 // awaitQueue waits until n waiters are queued on name.
 func (e *env) awaitQueue(c *locker.Client, name string, n int64) {
 	e.t.Helper()
-	require.Eventually(e.t, func() bool { return e.queueLen(c, name) == n }, 10*time.Second, time.Millisecond,
-		"call: queue length of %q: got %d, want %d", name, e.queueLen(c, name), n)
+	require.True(e.t, e.queued(c, name, n, 10*time.Second), "call: queue length of %q: got %d, want %d", name, e.queueLen(c, name), n)
+}
+
+// queued reports whether n waiters are queued on name within within.
+func (e *env) queued(c *locker.Client, name string, n int64, within time.Duration) bool {
+	return waitFor(func() bool { return e.queueLen(c, name) == n }, within)
 }
 
 func checkFIFOOrder(t *testing.T, e *env) {

@@ -40,11 +40,13 @@ func checkMultiFIFOExpiredHead(t *testing.T, e *env) {
 	// The holder never releases: its lock expires after 1 s, so no release
 	// hands it over to a waiter.
 	holder := e.mutex(c, name, time.Second, nil)
+	granted := time.Now()
 	_, err := holder.TryLock(e.ctx)
 	for try := 0; err != nil && try < 3; try++ {
 		// A connection killed by an earlier case may fail one call:
 		// drivers do not retry.
 		time.Sleep(50 * time.Millisecond)
+		granted = time.Now()
 		_, err = holder.TryLock(e.ctx)
 	}
 	require.NoError(t, err, "call: holder TryLock (1 s TTL, never released)")
@@ -53,13 +55,26 @@ func checkMultiFIFOExpiredHead(t *testing.T, e *env) {
 	// refreshes set the queue keys to live 3 s: the case is over by then.)
 	cs := &countingScripter{Scripter: e.s}
 	crashing := lockAsync(e.ctx, e.mutex(e.clientOn(cs, nil), name, time.Second, fifo))
-	e.awaitQueue(c, name, 1)
+	awaitQueue := func(n int64) {
+		t.Helper()
+		if e.queued(c, name, n, 10*time.Second) {
+			return
+		}
+		// The scenario is arranged by time: once the holder's 1 s has
+		// run out, the crashing waiter may hold the name already.
+		took := time.Since(granted).Round(time.Millisecond)
+		if took >= time.Second {
+			e.tooLate(t, fmt.Sprintf("call: queue length of %q: %d, want %d: the set-up took %v, past the holder's 1 s TTL", name, e.queueLen(c, name), n, took))
+		}
+		t.Fatalf("call: queue length of %q: %d, want %d (%v after the holder's grant)", name, e.queueLen(c, name), n, took)
+	}
+	awaitQueue(1)
 	// The live waiter's entry lives 5 s; once it is queued, each of its
 	// calls is held up for 3 s on its way to Redis, so the name is free,
 	// with the crashed head queued before it, meanwhile.
 	f := e.faults()
 	live := lockAsync(e.ctx, e.mutex(e.clientOn(f, nil), name, 30*time.Second, fifo))
-	e.awaitQueue(c, name, 2)
+	awaitQueue(2)
 	a := f.delayBy("acquire", -1, 3*time.Second).onKey(c.Key(name))
 	defer a.disarm()
 	cs.crash()
