@@ -21,7 +21,48 @@ func init() {
 		rule:      "While DEBUG SLEEP 0.4 stalls the locks' node every 500 ms and every call has a 100 ms deadline, 8 goroutines taking mutexes and a read-write lock see no overlap and no fence inversion, every call returns, and once the TTL has passed a fresh client's TryLock succeeds.",
 		check:     checkStallDebugSleep,
 		exclusive: "DEBUG SLEEP stalls the node for every client",
+	}, testCase{
+		name:      "Stall/Deadline",
+		needs:     "stalls the node (DEBUG SLEEP)",
+		rule:      "While DEBUG SLEEP stalls the lock's node, a TryLock and a Lock with a 50 ms deadline, on a client whose connections sat idle for 200 ms (long enough for a pool to check them before use), return an error matching context.DeadlineExceeded within 300 ms of their deadline; once the node wakes, the name is free soon after.",
+		check:     checkStallDeadline,
+		exclusive: "DEBUG SLEEP stalls the node for every client",
 	})
+}
+
+func checkStallDeadline(t *testing.T, e *env) {
+	e.needsDebug()
+	const name, deadline, bound = "stall-deadline", 50 * time.Millisecond, 300 * time.Millisecond
+	c := e.client(nil)
+	m := e.mutex(c, name, 10*time.Second, nil)
+	l, err := m.TryLock(e.ctx) // opens the client's connections
+	e.setupDone(t, err, "call: TryLock before the stall")
+	require.NoError(t, l.Unlock(e.ctx), "call: Unlock before the stall")
+	time.Sleep(200 * time.Millisecond)
+	node, err := e.d.admin.Node(e.ctx, c.Key(name))
+	require.NoError(t, err, "call: admin node of %q", c.Key(name))
+	e.stall(node)
+	for _, call := range []struct {
+		what string
+		f    func(context.Context) (*locker.Lease, error)
+	}{{"TryLock", m.TryLock}, {"Lock", m.Lock}} {
+		ctx, cancel := context.WithTimeout(e.ctx, deadline)
+		start := time.Now()
+		l, err := call.f(ctx)
+		took := time.Since(start)
+		cancel()
+		if err == nil {
+			t.Errorf("call: %s while the node stalls: granted, want context.DeadlineExceeded", call.what)
+			_ = l.Unlock(e.ctx)
+			continue
+		}
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "call: %s with a %v deadline while the node stalls", call.what, deadline)
+		if !e.within(t, fmt.Sprintf("call: %s with a %v deadline while the node stalls, returning", call.what, deadline), took, deadline+bound) {
+			return
+		}
+	}
+	e.freeSoon(t, func() bool { return e.mutexFree(e.client(nil), name) }, 5*time.Second, 15*time.Second,
+		fmt.Sprintf("call: %q free once the node woke (the abandoned calls cleaned up)", name))
 }
 
 const (

@@ -65,26 +65,39 @@
 // channel to its current master the same way. A Subscribe still waiting for
 // its confirmation fails instead, as it does after 5 s without one.
 //
-// A minimal setup:
+// A minimal setup, with the pool settings the conformance suite certifies
+// the driver with (docs/guide.md has them as functions to copy):
 //
 //	pool := &redis.Pool{
-//		Dial: func() (redis.Conn, error) {
-//			return redis.Dial("tcp", "localhost:6379",
-//				redis.DialReadTimeout(5*time.Second))
+//		MaxIdle:             64,
+//		IdleTimeout:         time.Minute,
+//		TestOnBorrowContext: testOnBorrow, // PING idle connections with redis.DoContext
+//		DialContext: func(ctx context.Context) (redis.Conn, error) {
+//			return redis.DialContext(ctx, "tcp", "localhost:6379",
+//				redis.DialConnectTimeout(5*time.Second))
 //		},
 //	}
 //	s := redigo.New(pool)
 //
 //	cluster := &redisc.Cluster{
 //		StartupNodes: []string{"localhost:7000", "localhost:7001"},
-//		DialOptions:  []redis.DialOption{redis.DialReadTimeout(5 * time.Second)},
+//		DialOptions:  []redis.DialOption{redis.DialReadTimeout(10 * time.Second)},
 //		CreatePool: func(addr string, opts ...redis.DialOption) (*redis.Pool, error) {
 //			return &redis.Pool{
-//				Dial: func() (redis.Conn, error) { return redis.Dial("tcp", addr, opts...) },
+//				MaxIdle:             64,
+//				IdleTimeout:         time.Minute,
+//				TestOnBorrowContext: testOnBorrow,
+//				DialContext: func(ctx context.Context) (redis.Conn, error) {
+//					return redis.DialContext(ctx, "tcp", addr, opts...)
+//				},
 //			}, nil
 //		},
 //	}
 //	cs := redigo.NewCluster(cluster)
+//
+// The PING of TestOnBorrowContext must honour the caller's context: a pool
+// whose TestOnBorrow pings with c.Do holds a TryLock past its deadline
+// while the server stalls.
 //
 // # Replica acknowledgement
 //

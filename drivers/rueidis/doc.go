@@ -55,7 +55,10 @@
 //		rueidisdriver "github.com/scriptlock/scriptlock/drivers/rueidis"
 //	)
 //
-//	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"localhost:6379"}})
+//	client, err := rueidis.NewClient(rueidis.ClientOption{
+//		InitAddress:  []string{"localhost:6379"}, // a Cluster: any of its nodes
+//		DisableCache: true,                       // as the conformance suite certifies it
+//	})
 //	if err != nil {
 //		// handle err
 //	}

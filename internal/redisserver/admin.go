@@ -6,17 +6,78 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// Do sends one command over a fresh connection and returns its reply: nil,
+// Do sends one command over a connection of its own (kept for a later
+// call unless the command changes it: see maxIdle) and returns its reply: nil,
 // int64, string or []any of these (an error nested in an array is a
 // *RedisError element). It blocks until the reply arrives or ctx is done, so
 // during [Server.Pause] it waits for the pause to end. A server error reply
 // is returned as *[RedisError], unwrapped; network errors are wrapped with
 // the address and command, and joined with ctx's error when ctx is done.
 func (s *Server) Do(ctx context.Context, args ...string) (any, error) {
-	return s.doAs(ctx, nil, args)
+	if len(args) == 0 || !reusable(args[0]) {
+		return s.doAs(ctx, nil, args)
+	}
+	c := s.idleConn()
+	if c == nil {
+		var err error
+		if c, err = dial(ctx, s.Addr, s.dialer); err != nil {
+			return nil, fmt.Errorf("redisserver: %s: %s: %w", s.Addr, args[0], err)
+		}
+	}
+	v, err := c.do(ctx, args...)
+	s.putIdle(c)
+	if err != nil {
+		return nil, s.cmdErr(args[0], err)
+	}
+	return v, nil
+}
+
+// maxIdle bounds the connections Do keeps open between calls: a test
+// polling a key under load would otherwise open (and, with TLS, hand-shake)
+// one per poll, and a starved server's accept queue fills.
+const maxIdle = 4
+
+// reusable reports whether a connection may serve another call after cmd:
+// cmd leaves no state on it (a login, a database, a subscription, a
+// transaction, a name, a mode).
+func reusable(cmd string) bool {
+	switch strings.ToUpper(cmd) {
+	case "AUTH", "HELLO", "SELECT", "CLIENT", "SUBSCRIBE", "SSUBSCRIBE", "PSUBSCRIBE", "MONITOR",
+		"MULTI", "EXEC", "WATCH", "READONLY", "READWRITE", "RESET", "QUIT", "SHUTDOWN", "SYNC", "PSYNC":
+		return false
+	}
+	return true
+}
+
+// idleConn returns an open idle connection to s, or nil.
+func (s *Server) idleConn() *conn {
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	for len(s.idle) > 0 {
+		c := s.idle[len(s.idle)-1]
+		s.idle = s.idle[:len(s.idle)-1]
+		if c.alive() {
+			return c
+		}
+		_ = c.Close()
+	}
+	return nil
+}
+
+// putIdle keeps c for a later call, or closes it when its state is
+// unknown or enough are kept.
+func (s *Server) putIdle(c *conn) {
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	if c.spoiled || len(s.idle) >= maxIdle {
+		_ = c.Close()
+		return
+	}
+	s.idle = append(s.idle, c)
 }
 
 // doAs is Do on a connection that first sends AUTH auth... when auth is not

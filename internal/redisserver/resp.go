@@ -28,6 +28,9 @@ type conn struct {
 	nc net.Conn
 	r  *bufio.Reader
 	w  *bufio.Writer
+	// spoiled: a call failed or was cut short, so the connection's state
+	// (a half-read reply, a deadline in the past) is unknown.
+	spoiled bool
 }
 
 // dial connects to addr with the settings of d (TLS, with addr's host as
@@ -83,7 +86,8 @@ func (c *conn) do(ctx context.Context, args ...string) (any, error) {
 	}
 	// Unblock I/O at once when ctx is cancelled.
 	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	c.spoiled = true
+	defer func() { c.spoiled = !stop() || c.spoiled }()
 
 	if err := writeCommand(c.w, args); err != nil {
 		return nil, ctxErr(ctx, err)
@@ -95,11 +99,26 @@ func (c *conn) do(ctx context.Context, args ...string) (any, error) {
 	if err != nil {
 		var re *RedisError
 		if errors.As(err, &re) {
+			c.spoiled = false // a whole reply was read
 			return nil, re
 		}
 		return nil, ctxErr(ctx, err)
 	}
+	c.spoiled = false
 	return v, nil
+}
+
+// alive reports whether the idle c is still open with nothing to read:
+// the server may have closed it (CLIENT KILL, a restart) meanwhile.
+func (c *conn) alive() bool {
+	if c.spoiled || c.r.Buffered() > 0 || c.w.Buffered() > 0 {
+		return false
+	}
+	nc := c.nc
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	return peekIdle(nc) == nil && c.nc.SetDeadline(time.Time{}) == nil
 }
 
 // ctxErr joins ctx's error to err when ctx is done, so that both

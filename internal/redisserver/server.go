@@ -46,6 +46,9 @@ type Server struct {
 	mu     sync.Mutex // guards proc and closed; held across Stop and Restart
 	proc   *proc      // nil while stopped
 	closed bool       // the cleanup has run
+
+	idleMu sync.Mutex
+	idle   []*conn // Do's open connections between calls (see maxIdle)
 }
 
 // StartStandalone starts a standalone redis-server on a free loopback port
@@ -131,6 +134,12 @@ func (s *Server) cleanup() {
 	s.proc.stop()
 	s.proc = nil
 	_ = os.RemoveAll(s.dir)
+	s.idleMu.Lock()
+	for _, c := range s.idle {
+		_ = c.Close()
+	}
+	s.idle = nil
+	s.idleMu.Unlock()
 }
 
 // Stop stops the process (SIGTERM, SIGKILL after 2s) and leaves it stopped

@@ -28,6 +28,7 @@ var guestRules = []string{
 	"Chaos/Restart",
 	"Outcome/Fence/ReadAfterRestart",
 	"Stall/DebugSleep",
+	"Stall/Deadline",
 }
 
 // guestNotApplicable are the guest rules that must report themselves not
@@ -36,6 +37,7 @@ var guestNotApplicable = map[string]string{
 	"Chaos/Restart":                  redisserver.EnvRedisAddr,
 	"Outcome/Fence/ReadAfterRestart": redisserver.EnvRedisAddr,
 	"Stall/DebugSleep":               "DEBUG",
+	"Stall/Deadline":                 "DEBUG",
 }
 
 // TestGuest checks that the suite is a good guest on a server it did not
