@@ -306,8 +306,8 @@ func checkMultiChaos(t *testing.T, e *env) {
 	}
 	wg.Wait()
 	t.Logf("chaos run: %d lock+unlock cycles succeeded, %d locks failed", ok.Load(), bad.Load())
-	require.NotZero(t, ok.Load(), "call: chaos run: no cycle succeeded at all")
 	h.check(t)
+	e.timely(t, ok.Load() > 0, "call: chaos run: no cycle succeeded at all")
 }
 
 func checkMultiBadInput(t *testing.T, e *env) {

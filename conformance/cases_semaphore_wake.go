@@ -93,7 +93,20 @@ func checkSemOneWakePerPermit(t *testing.T, e *env) {
 	for i := range ws {
 		ws[i] = e.startSemWaiter("one-wake", permits, 1, 30*time.Second, nil, fmt.Sprintf("waiter %d", i))
 	}
-	time.Sleep(250 * time.Millisecond) // every waiter subscribed and settled
+	// Every waiter subscribed and settled: its try after subscribing was
+	// answered (later calls would be wake-ups).
+	settled := waitFor(func() bool {
+		for _, w := range ws {
+			if w.f.answered("sem_acquire") < 2 {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second)
+	if !e.timely(t, settled, "call: every waiter's try after subscribing answered within 10s") {
+		return
+	}
+	time.Sleep(100 * time.Millisecond)
 	for r := range permits {
 		calls := make([]int, waiters)
 		for i, w := range ws {
