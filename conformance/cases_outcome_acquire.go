@@ -29,7 +29,7 @@ func checkOutcomeAcquireLost(t *testing.T, e *env) {
 			require.Error(t, err, "%s: call: %s: got a lease, want the connection error", what, m.op())
 			assert.Nil(t, l, "%s: call: %s: lease", what, m.op())
 			assertInjected(t, err, what+": call: "+m.op())
-			require.Equal(t, 1, a.applied(), "%s: the acquire call ran on Redis and its reply was lost", what)
+			a.requireOnce(t, "%s: the acquire call ran on Redis and its reply was lost", what)
 			// Finding 3 (Owner, not reentrant) and finding 4 (RWMutex with
 			// Owner): the lock is free soon, not held for its TTL.
 			o.awaitFree(m, name, what)
@@ -221,7 +221,7 @@ func checkOutcomeAcquireDelayed(t *testing.T, e *env) {
 			a.disarm()
 			require.NoError(t, err, "%s: call: %s: got %v, want a lease", what, m.op(), err)
 			g := o.add(l, m)
-			require.Equal(t, 1, a.applied(), "%s: the call was delayed", what)
+			a.requireOnce(t, "%s: the call was delayed", what)
 			assert.GreaterOrEqual(t, time.Since(start), slowButAnswered, "%s: %s returned before the delayed call ran", what, m.op())
 			notAfter(t, l.ValidUntil(), start.Add(outcomeTTL), what+": call: ValidUntil() (counted from the call's start)")
 			if !e.assertLive(t, l, what) {

@@ -30,7 +30,7 @@ func checkOutcomeDowngradeLost(t *testing.T, e *env) {
 			require.Error(t, err, "%s: call: Downgrade: got a read lease, want the connection error", what)
 			assert.Nil(t, r, "%s: call: Downgrade: read lease", what)
 			assertInjected(t, err, what+": call: Downgrade")
-			require.Equal(t, 1, a.applied(), "%s: the downgrade call ran on Redis and its reply was lost", what)
+			a.requireOnce(t, "%s: the downgrade call ran on Redis and its reply was lost", what)
 			assertEnded(t, w, what+": the write lease") // finding 2: the old write lease must not stay Valid
 			_, g2 := o.awaitGrant(o.prober, mWrite, name, what)
 			// Finding 2: no other writer while a lease of the downgrading owner
@@ -99,7 +99,7 @@ func checkOutcomeDowngradeDelayed(t *testing.T, e *env) {
 			require.NoError(t, err, "%s: call: Downgrade: got %v, want a read lease", what, err)
 			o.h.closeAt(g, time.Now())
 			gr := o.add(r, mRead)
-			require.Equal(t, 1, a.applied(), "%s: the downgrade call was delayed", what)
+			a.requireOnce(t, "%s: the downgrade call was delayed", what)
 			if !e.assertLive(t, r, what+": the read lease") {
 				return
 			}
@@ -140,7 +140,7 @@ func checkOutcomeDowngradeDelayed(t *testing.T, e *env) {
 			require.Error(t, err, "%s: call: Downgrade: got a read lease, want the context's error", what)
 			assert.Nil(t, r, "%s: call: Downgrade: read lease", what)
 			assert.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: Downgrade: got %v, want context.DeadlineExceeded", what, err)
-			require.Equal(t, 1, a.applied(), "%s: the downgrade call was delayed", what)
+			a.requireOnce(t, "%s: the downgrade call was delayed", what)
 			if !e.assertPrompt(t, deadline, returned, what+": call: Downgrade") {
 				return
 			}

@@ -68,7 +68,7 @@ func checkOutcomeRefreshLate(t *testing.T, e *env) {
 			if !ok {
 				return
 			}
-			time.Sleep(renewTTL / 2) // the renewer retries and goes on
+			time.Sleep(renewTTL / 2) // the refresher retries and goes on
 			if !e.assertLive(t, l, what) {
 				return
 			}
@@ -132,7 +132,7 @@ func checkOutcomeRefreshDelayed(t *testing.T, e *env) {
 				assert.NoError(t, err, "%s: call: Unlock: got %v, want nil (finding 7)", what, err) // finding 7
 				assertEnded(t, l, what)                                                             // finding 7: Err nil, Lost open
 				o.f.awaitAnswered(t, since, what+": the delayed renewal", m.script("extend"))
-				time.Sleep(50 * time.Millisecond)                     // the renewer has its reply
+				time.Sleep(50 * time.Millisecond)                     // the refresher has its reply
 				assertEnded(t, l, what+", after the renewal's reply") // finding 7
 				o.awaitFree(m, name, what)
 			})

@@ -325,6 +325,9 @@ func checkQuorumWait(t *testing.T, e *env) {
 	var ttl time.Duration
 	if !e.eventually(t, func() bool {
 		ttl, err = l.TTL(e.ctx)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return false // a part's deadline: a machine running late (judged below)
+		}
 		require.NoError(t, err, "call: TTL")
 		return ttl > 19*time.Second && ttl <= 20*time.Second
 	}, 5*time.Second, "call: TTL after Extend(20s): want about 20s") {

@@ -98,6 +98,9 @@ type faultScripter struct {
 	// cleanups holds the arguments of the clean-up calls (cleanupScripts)
 	// Redis answered, by first key, in the order answered.
 	cleanups map[string][][]string
+	// entered holds when the last calls entered f (at most maxEntered),
+	// for bounds counted from the earliest a call can have run on Redis.
+	entered []enteredCall
 	// bare strips the payload off every wake-up (see withoutGrants).
 	bare    atomic.Bool
 	stop    chan struct{} // closed by close
@@ -143,6 +146,7 @@ type faultArm struct {
 	code   string             // answered: the error code
 	first  bool               // delayed: run at once, delay the reply
 	hits   int                // calls the fate was applied to
+	sent   time.Time          // lost: when the first call it applied to was forwarded
 	since  int                // calls of script the core made before a was armed
 	held   chan *heldCall     // late: the held calls, in arrival order
 }
@@ -225,6 +229,14 @@ func (a *faultArm) applied() int {
 	return a.hits
 }
 
+// firstSent is when the first call a lost was forwarded to Redis: the
+// earliest the call can have run there (zero before any).
+func (a *faultArm) firstSent() time.Time {
+	a.f.mu.Lock()
+	defer a.f.mu.Unlock()
+	return a.sent
+}
+
 // awaitApplied waits until a's fate was applied to n calls. When they do
 // not come within 10 s it fails, counting as of then the calls a's fate
 // was applied to and the calls of its script the core made since a was
@@ -245,6 +257,21 @@ func (a *faultArm) awaitApplied(t *testing.T, n int, what string) {
 		t.SkipNow()
 	}
 	t.Fatalf("%s: want the %s fate applied to %d %s call(s) within 10s: applied to %d; the core made %d %s call(s) since it was armed", what, a.fate, n, a.script, hits, made, a.script)
+}
+
+// requireOnce requires a's fate applied to exactly one call (msg and args
+// say which). When the core made no such call at all since a was armed
+// (on a machine running late, the caller's context can end before it
+// sends one), that is timing (see timely), and the rule stops.
+func (a *faultArm) requireOnce(t *testing.T, msg string, args ...any) {
+	t.Helper()
+	a.f.mu.Lock()
+	hits, made := a.hits, a.f.calls[a.script]-a.since
+	a.f.mu.Unlock()
+	if hits == 0 && made == 0 {
+		a.f.e.tooLate(t, fmt.Sprintf("%s: the core made no %s call before its context ended", fmt.Sprintf(msg, args...), a.script))
+	}
+	require.Equal(t, 1, hits, append([]any{msg}, args...)...)
 }
 
 // next returns the next call a held back, waiting for it up to 10 s.
@@ -482,11 +509,41 @@ func (f *faultScripter) forward(ctx context.Context, c scriptCall) (any, error) 
 	return r, err
 }
 
+// enteredCall is a call as it entered a faultScripter.
+type enteredCall struct {
+	script, key string
+	at          time.Time
+}
+
+const maxEntered = 256
+
+// firstEntered returns when the first call of script on key (its first
+// key) entered f at or after since, or since when none did: no call can
+// have run on Redis earlier.
+func (f *faultScripter) firstEntered(script, key string, since time.Time) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.entered {
+		if c.script == script && c.key == key && !c.at.Before(since) {
+			return c.at
+		}
+	}
+	return since
+}
+
 // match returns the arm for c, counting the hit, or nil.
 func (f *faultScripter) match(c scriptCall) *faultArm {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls[c.name]++
+	ec := enteredCall{script: c.name, at: time.Now()}
+	if len(c.keys) > 0 {
+		ec.key = c.keys[0]
+	}
+	if len(f.entered) == maxEntered {
+		f.entered = slices.Delete(f.entered, 0, 1)
+	}
+	f.entered = append(f.entered, ec)
 	for _, a := range f.arms {
 		if a.left == 0 || a.script != c.name || a.key != "" && (len(c.keys) == 0 || c.keys[0] != a.key) {
 			continue
@@ -560,6 +617,7 @@ func (f *faultScripter) do(ctx context.Context, c scriptCall) (any, error) {
 	switch a.fate {
 	case fateLost:
 		bctx, cancel := bgCtx()
+		sent := time.Now()
 		_, err := f.forward(bctx, c)
 		cancel()
 		if err != nil {
@@ -568,6 +626,11 @@ func (f *faultScripter) do(ctx context.Context, c scriptCall) (any, error) {
 			// the next call.
 			return nil, err
 		}
+		f.mu.Lock()
+		if a.sent.IsZero() {
+			a.sent = sent
+		}
+		f.mu.Unlock()
 		f.consume(a)
 		return nil, fmt.Errorf("conformance: injected fault (%s call ran, its reply was lost): %w", c.name, errInjectedEOF)
 

@@ -20,7 +20,7 @@ import (
 // without Options.Ack the core never calls it. With Options.Ack every call
 // that may write (all but the read-only TTL and Inspect scripts) goes
 // through EvalShaAck or EvalAck, one by one (auto-refresh then does not
-// batch renewals).
+// batch refreshes).
 type Acknowledger interface {
 	// EvalShaAck runs the cached script as EvalSha does and then, on the
 	// same connection, waits as a describes. err is the script's error,

@@ -4,8 +4,8 @@ import "context"
 
 // Batcher is an optional interface a Scripter may implement: several
 // EVALSHA calls sent together, in one round trip per node where the client
-// can pipeline. The core uses it for auto-refresh, whose renewals fall due
-// together; without it each renewal is its own EvalSha call.
+// can pipeline. The core uses it for auto-refresh, whose refreshes fall due
+// together; without it each refresh is its own EvalSha call.
 type Batcher interface {
 	// EvalShaBatch runs calls, each as EvalSha would (routed by its first
 	// key; replies and errors as EvalSha returns them, ErrNoScript

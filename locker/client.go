@@ -32,7 +32,7 @@ type Client struct {
 	ops     int           // operations in flight that may schedule clean-ups
 	opsDone chan struct{} // closed when ops drops to 0 during Close
 
-	renewer *renewer // auto-refresh, see renew.go
+	refresher *refresher // auto-refresh, see refresh.go
 	wake    wakeHub  // push wake-ups, see wake.go
 	slots   slotPool // waiters' own channels, see slots.go
 	hints   hints    // calls waiting per kind and name, see hint.go
@@ -66,7 +66,7 @@ func New(s Scripter, opts *Options) (*Client, error) {
 		}
 		c.acker, c.ack = a, *o.Ack
 	}
-	c.renewer = newRenewer(c)
+	c.refresher = newRefresher(c)
 	return c, nil
 }
 
@@ -74,7 +74,7 @@ func New(s Scripter, opts *Options) (*Client, error) {
 // leases returns ErrClosed, except Lease.Unlock, which still releases. A
 // Lock or RLock waiting meanwhile returns ErrClosed, and a grant that
 // arrives after Close started is released, not returned. Close stops
-// auto-refresh, waiting for renewal calls in flight to return (they are
+// auto-refresh, waiting for refresh calls in flight to return (they are
 // cancelled), and gives background clean-ups (of calls whose outcome was
 // unknown) up to one second before cancelling them, so no goroutine of the
 // Client outlives Close. Close does not release held locks (they expire
@@ -103,7 +103,7 @@ func (c *Client) Close() error {
 		}
 		t.Stop()
 	}
-	c.renewer.close()
+	c.refresher.close()
 	c.jan.close()
 	return nil
 }

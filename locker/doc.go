@@ -61,7 +61,7 @@
 //     hold, even of the same Owner), and has Redis refuse the call should it
 //     arrive later.
 //   - Unlock: an error; the lease is ended at once (not Valid, Context
-//     cancelled, no more renewals) and the release is retried in the
+//     cancelled, no more refreshes) and the release is retried in the
 //     background until done or the lease's deadline has passed.
 //   - Extend: an error; the lease's deadline becomes the earliest the server
 //     may have applied, and the call is refused if it arrives after a later

@@ -26,28 +26,14 @@ type Forced struct {
 }
 
 // ForceRelease is an operator's escape hatch: it ends the holds of the
-// Mutex, the RWMutex and the Semaphore called name that were granted at or
-// before asOf, a server time such as LockState.ServerTime from an Inspect
-// of the lock, and wakes the waiters, which then take the lock (or the
-// permits) as after a release (FIFO waiters in their order). Holds
-// granted after asOf are kept, so a re-sent or late call (a client's
-// network retry) never ends a grant the operator did not see. The FIFO queue, waiting writers' intents and the last write
-// fence are kept, so fences keep increasing; so are the semaphore's
-// waiters and stored limit.
-//
-// The owners are not told: a lease with auto-refresh reports Lost at its
-// next renewal (within a third of its TTL), and any lease's Extend, TTL or
-// Unlock returns ErrExpired. Until then an owner that does not check may
-// still act as the holder while a new owner holds the lock: use it only for
-// an owner that is gone or stuck, and let the resource check fences.
-//
-// It blocks for two round trips, one for the mutex and the read-write
-// lock and one for the semaphore (each retrying a passing server state
-// while ctx lives). It fails with ErrClosed, ErrNilContext, ErrInvalidName,
-// ErrInvalidOption (a zero asOf), ctx's error, the Scripter's error or
-// ErrUnexpectedReply (when the semaphore's call fails, with the counts of
-// the first call); after an error whose outcome is unknown it may have run,
-// and calling it again with the same asOf is harmless.
+// Mutex, RWMutex and Semaphore called name granted at or before asOf (a
+// server time, such as LockState.ServerTime from an Inspect) and wakes
+// their waiters; later holds, FIFO queues, fences and stored limits are
+// kept. The owners are not told until their next refresh or call (Lost,
+// ErrExpired). It blocks for two round trips and fails with ErrClosed,
+// ErrNilContext, ErrInvalidName, ErrInvalidOption (a zero asOf), ctx's
+// error, the Scripter's error or ErrUnexpectedReply; calling it again with
+// the same asOf is harmless (docs/operations.md).
 func (c *Client) ForceRelease(ctx context.Context, name string, asOf time.Time) (Forced, error) {
 	if err := c.check(ctx); err != nil {
 		return Forced{}, err

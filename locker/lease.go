@@ -73,8 +73,8 @@ type Lease struct {
 	unlockMu sync.Mutex   // serializes Unlock and Downgrade
 	extends  atomic.Int64 // the last extend number sent
 
-	ttlMS   int64 // the TTL auto-refresh renews with
-	refresh bool  // renewed by the Client's renewer
+	ttlMS   int64 // the TTL auto-refresh extends to
+	refresh bool  // extended by the Client's refresher
 
 	mu         sync.Mutex // guards the fields below
 	validUntil time.Time
@@ -419,7 +419,7 @@ func (l *Lease) singleArg() string {
 	return ""
 }
 
-// startRelease stops renewal and loss reports before a release or
+// startRelease stops refresh and loss reports before a release or
 // downgrade call; it reports false when the lease was released already.
 func (l *Lease) startRelease() bool {
 	l.mu.Lock()
@@ -430,13 +430,13 @@ func (l *Lease) startRelease() bool {
 	l.releasing = true
 	l.mu.Unlock()
 	if l.refresh {
-		l.c.renewer.remove(l)
+		l.c.refresher.remove(l)
 	}
 	return true
 }
 
 // abortRelease undoes startRelease after the server refused the call: the
-// lease is as before (renewed again; lost if its deadline passed meanwhile).
+// lease is as before (refreshed again; lost if its deadline passed meanwhile).
 func (l *Lease) abortRelease() {
 	l.mu.Lock()
 	l.releasing = false
@@ -448,7 +448,7 @@ func (l *Lease) abortRelease() {
 		return
 	}
 	if l.refresh && !lost {
-		l.c.renewer.add(l)
+		l.c.refresher.add(l)
 	}
 }
 

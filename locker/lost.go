@@ -20,10 +20,10 @@ type life struct {
 // closedCh is returned by Lost of a nil lease.
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// Lost returns a channel that is closed when the lease is lost: a renewal
+// Lost returns a channel that is closed when the lease is lost: a refresh
 // (auto-refresh or Extend) or TTL found the lock expired or held by another
 // owner, or the local validity deadline (ValidUntil) passed without a
-// successful renewal. The deadline is enforced by a local timer, so a
+// successful refresh. The deadline is enforced by a local timer, so a
 // process cut off from Redis learns of the loss no later than the deadline.
 // Unlock does not close it: a released lease was not lost. Lost never
 // blocks; for a nil lease it returns a closed channel.
@@ -108,7 +108,7 @@ func (l *Lease) deadline() {
 }
 
 // lose marks the lease lost with err, unless it already ended or is being
-// released (a renewal that finds the hold gone after the release is not a
+// released (a refresh that finds the hold gone after the release is not a
 // loss).
 func (l *Lease) lose(err error) {
 	l.mu.Lock()
@@ -129,7 +129,7 @@ func (l *Lease) lose(err error) {
 	}
 	l.mu.Unlock()
 	if l.refresh {
-		l.c.renewer.remove(l)
+		l.c.refresher.remove(l)
 	}
 	if l.group != nil {
 		l.group.partLost(l, err)
@@ -144,7 +144,7 @@ type partGroup interface {
 	partLost(part *Lease, err error)
 }
 
-// end marks the lease released: no more renewals, timer stopped, context
+// end marks the lease released: no more refreshes, timer stopped, context
 // cancelled.
 func (l *Lease) end() {
 	l.mu.Lock()
@@ -157,7 +157,7 @@ func (l *Lease) end() {
 	}
 	l.mu.Unlock()
 	if l.refresh {
-		l.c.renewer.remove(l)
+		l.c.refresher.remove(l)
 	}
 }
 

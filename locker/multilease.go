@@ -12,7 +12,7 @@ import (
 // MultiLease is one grant of a MultiLock: a mutex lease per name (Parts),
 // held, extended, refreshed and released together, and lost when any part
 // is. A lost MultiLease gives up its other names at once: they stop being
-// renewed and are released in the background (bounded by their validity,
+// refreshed and are released in the background (bounded by their validity,
 // tracked by Client.Close), so no name stays held by a lease that is over.
 // Its methods are safe for concurrent use; those of a nil *MultiLease are
 // safe too (Unlock returns nil, the others report an expired lease).

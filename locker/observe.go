@@ -15,7 +15,7 @@ const (
 	EventAcquire EventKind = iota + 1
 	// EventRelease: an Unlock ended; Held is how long the lease was held.
 	EventRelease
-	// EventExtend: an Extend ended, including auto-refresh renewals.
+	// EventExtend: an Extend ended, including auto-refresh refreshes.
 	EventExtend
 	// EventLoss: a lease was lost; Err says why (ErrExpired, ErrHeldByOther).
 	EventLoss

@@ -72,7 +72,7 @@ type Options struct {
 
 	// Ack, when set, makes every call that writes wait for replicas (WAIT)
 	// or for fsync (WAITAOF) as it describes before it succeeds, so that a
-	// grant, a renewal, a downgrade or a release survives a failover to an
+	// grant, a refresh, a downgrade or a release survives a failover to an
 	// acknowledging replica. A call whose writes were not acknowledged in
 	// time fails with an AckError (ErrNotAcknowledged) and is treated as a
 	// call with an unknown outcome: a grant is undone in the background,
@@ -155,10 +155,10 @@ type MutexOptions struct {
 	Reentrant bool
 
 	// AutoRefresh keeps every lease alive until Unlock: the Client's shared
-	// renewer extends it to its full TTL every RefreshFraction (1/3) of the
+	// refresher extends it to its full TTL every RefreshFraction (1/3) of the
 	// TTL, retrying after RetryFraction (1/10) of the TTL on network errors.
-	// A lease whose renewal finds the lock expired or held by another owner,
-	// or whose validity deadline passes without a successful renewal, is
+	// A lease whose refresh finds the lock expired or held by another owner,
+	// or whose validity deadline passes without a successful refresh, is
 	// lost at once: Lost is closed and Context cancelled. Default false: a
 	// lease lives for its TTL unless extended.
 	AutoRefresh bool

@@ -15,7 +15,7 @@ const MaxQuorumClients = 15
 // field, means the default written at the end of the field's doc.
 type QuorumOptions struct {
 	// AutoRefresh keeps every part of each lease alive until Unlock, as
-	// MutexOptions.AutoRefresh does, each by its own Client's renewer; the
+	// MutexOptions.AutoRefresh does, each by its own Client's refresher; the
 	// lease is lost when fewer than a majority of parts are left. Default
 	// false.
 	AutoRefresh bool

@@ -15,7 +15,7 @@ import (
 // majority was reached (it was slower) adds its part to the lease a moment
 // later, unless the lease is over by then (its part is released instead).
 // A lease that loses its majority gives up its other parts at once: they
-// stop being renewed and are released in the background (bounded by their
+// stop being refreshed and are released in the background (bounded by their
 // validity, tracked by Client.Close). Its methods are safe for concurrent
 // use; those of a nil *QuorumLease are safe too (Unlock returns nil, the
 // others report an expired lease).

@@ -50,8 +50,8 @@ type RWMutexOptions struct {
 	Reentrant bool
 
 	// AutoRefresh keeps every lease, read or write, alive until Unlock, as
-	// MutexOptions.AutoRefresh does: renewed every third of the TTL by the
-	// Client's shared renewer, and reported Lost at once when a renewal
+	// MutexOptions.AutoRefresh does: refreshed every third of the TTL by the
+	// Client's shared refresher, and reported Lost at once when a refresh
 	// fails for good or the validity deadline passes. Default false.
 	AutoRefresh bool
 
@@ -247,24 +247,13 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 }
 
 // Downgrade turns write, a write lease of this lock, into a read lease in
-// one script, so no writer can take the lock in between; other waiting
-// readers are woken unless a writer is waiting. The read lease lasts the
-// RWMutex's TTL, keeps write's owner and fence, and is what must be
-// unlocked afterwards: write counts as released (its Unlock returns nil,
-// its Extend and TTL ErrExpired). It blocks for one round trip and is
-// serialized with write's Unlock.
-//
-// It fails with ErrInvalidOption when write is nil, a read lease, or a
-// lease of another lock (a Mutex, or an RWMutex of another name or
-// prefix), and with ErrExpired when write was released; nothing is sent
-// then. It fails with ErrExpired when the write hold had expired and with
-// ErrHeldByOther when another owner holds the lock now; write then counts
-// as released. On ErrClosed, ErrNilContext or an error the server answered,
-// write is unchanged and may be unlocked. On any other Scripter error (ctx
-// ended, connection broke: the downgrade may or may not have run) write is
-// ended at once (as after Unlock) and a background clean-up drops both the
-// write hold and the read hold the call may have made; the lock is free
-// soon after, and the call, should it arrive later, changes nothing.
+// one script, so no writer can take the lock in between; write then counts
+// as released, and the read lease (same owner and fence, the RWMutex's
+// TTL) is the one to unlock. It blocks for one round trip. It fails with
+// ErrInvalidOption (write nil, a read lease or another lock's),
+// ErrExpired or ErrHeldByOther (write was lost), ErrClosed, ErrNilContext
+// or the Scripter's error; after an unknown outcome write is ended and a
+// clean-up frees the lock (docs/guide.md, "Unknown outcomes").
 func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (read *Lease, err error) {
 	if err := rw.c.begin(ctx); err != nil {
 		return nil, err

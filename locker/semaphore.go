@@ -245,44 +245,15 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	return l, err
 }
 
-// SetPermits stores permits as the limit of this semaphore for every
-// client, until SetPermits(ctx, 0) clears it (each client's own limit
-// again). Holds above a lowered limit keep their permits until released or
-// expired; no permit is granted while the permits held plus those asked
-// for exceed the limit. Raising it wakes waiters that now fit. While a
-// limit is stored, the semaphore's hash has no expiry.
-//
-// It first waits for the clean-ups of this Client's earlier SetPermits
-// calls on the name whose outcome was unknown (see below), then blocks for
-// one round trip. It fails with ErrInvalidOption (permits outside [0,
-// MaxPermits]), ErrClosed, ErrNilContext, ctx's error while it waits (then
-// nothing was sent), or the Scripter's error. Each call ends one of three
-// ways:
-//
-//   - done (nil): the limit is stored (or cleared) for every client, and
-//     stays so until a later SetPermits changes it. No earlier SetPermits of
-//     this Client can change it any more: each was answered, or refused or
-//     undone by its clean-up before this call was sent.
-//   - refused (Redis answered with an error, such as NOPERM): nothing
-//     changed.
-//   - unknown (ctx ended or the connection broke while the call was on its
-//     way: a context or connection error): the call may have stored the
-//     limit, and may still arrive. Until its clean-up ends, assume the
-//     larger of the old and the new limit may be in force. The clean-up
-//     runs in the background (bounded; Close waits for it): Redis then
-//     refuses the call should it still arrive, and undoes it if it ran in
-//     the last 30 s and no later SetPermits replaced its limit (the limit
-//     before it is restored; when that was none, the keys expire again).
-//     So once the clean-up ended, the call has no lasting effect; call
-//     SetPermits again to set the limit. If Redis stays out of reach for
-//     the clean-up's whole span (10 s), the call may have taken effect.
-//
-// A SetPermits that changes the limit leaves a small undo record in the
-// semaphore's hash for 30 s (the abandoned-call window): cleared on an
-// idle semaphore, the hash expires after that window instead of at once.
-// Concurrent SetPermits calls (of this or other Clients) take effect in
-// the order Redis runs them; a call whose outcome is unknown counts as
-// concurrent with every call until its clean-up ended.
+// SetPermits stores permits as this semaphore's limit for every client,
+// until SetPermits(ctx, 0) clears it. Holds above a lowered limit keep
+// their permits until released or expired; raising it wakes waiters that
+// now fit. It waits for the clean-ups of this Client's earlier SetPermits
+// calls on the name, then blocks for one round trip. It fails with
+// ErrInvalidOption (permits outside [0, MaxPermits]), ErrClosed,
+// ErrNilContext, ctx's error or the Scripter's error. After an unknown
+// outcome a clean-up undoes the call in the background: assume the larger
+// of the two limits until it ends (docs/guide.md, "Semaphore").
 func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
 	if err := s.c.begin(ctx); err != nil {
 		return err

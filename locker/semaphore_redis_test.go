@@ -259,7 +259,7 @@ func TestSemaphoreRedisFIFO(t *testing.T) {
 }
 
 // TestSemaphoreRedisAutoRefresh checks that an auto-refreshed semaphore
-// lease outlives its TTL, and that its renewals keep the permit taken.
+// lease outlives its TTL, and that its refreshes keep the permit taken.
 func TestSemaphoreRedisAutoRefresh(t *testing.T) {
 	e := newRedisEnv(t)
 	c := e.client(nil)
@@ -267,7 +267,7 @@ func TestSemaphoreRedisAutoRefresh(t *testing.T) {
 	l, err := s.TryAcquire(e.ctx, 1)
 	require.NoError(t, err)
 	time.Sleep(700 * time.Millisecond)
-	assert.True(t, l.Valid(), "renewed past its TTL")
+	assert.True(t, l.Valid(), "refreshed past its TTL")
 	assert.NoError(t, l.Err())
 	_, err = s.TryAcquire(e.ctx, 1)
 	require.ErrorIs(t, err, locker.ErrNotObtained, "the permit is still taken")

@@ -280,7 +280,7 @@ func Run(t *testing.T, connect func(addr string) (s locker.Scripter, close func(
 		const ttl = 300 * time.Millisecond
 		l, err := mutex(t, "refresh", ttl, &locker.MutexOptions{AutoRefresh: true}).Lock(ctx)
 		require.NoError(t, err, "call: Lock")
-		// The renewer runs on the process's clock: every 100 ms it extends
+		// The refresher runs on the process's clock: every 100 ms it extends
 		// the lock back to its full TTL.
 		mr.FastForward(200 * time.Millisecond)
 		left, err := l.TTL(ctx)
@@ -289,7 +289,7 @@ func Run(t *testing.T, connect func(addr string) (s locker.Scripter, close func(
 		require.Eventually(t, func() bool {
 			left, err := l.TTL(ctx)
 			return err == nil && left == ttl
-		}, 2*time.Second, 10*time.Millisecond, "the renewer extends the lock back to its full TTL")
+		}, 2*time.Second, 10*time.Millisecond, "the refresher extends the lock back to its full TTL")
 		time.Sleep(2 * ttl) // past the lease's first validity deadline
 		assert.True(t, l.Valid(), "an auto-refreshed lease stays valid past its TTL")
 		select {

@@ -435,6 +435,8 @@ func TestSafeProfileCluster(t *testing.T) {
 	t.Run("driver=goredis", func(t *testing.T) {
 		conformance.RunGroups(t, testdrivers.GoRedis, clusterSafeGroups...)
 	})
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second) // the rules took the first one's time
+	defer cancel()
 	for _, n := range append(c.Masters(), c.Replicas...) {
 		v, err := n.Do(ctx, "ACL", "LOG")
 		require.NoError(t, err, "call: ACL LOG on %s", n.Addr)

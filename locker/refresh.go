@@ -9,67 +9,67 @@ import (
 	"time"
 )
 
-// Auto-refresh timing: a lease is renewed every RefreshFraction of its TTL;
-// after a failed renewal (a network error; the lease is not known lost) it
+// Auto-refresh timing: a lease is refreshed every RefreshFraction of its TTL;
+// after a failed refresh (a network error; the lease is not known lost) it
 // is retried after RetryFraction of its TTL, until its validity deadline.
 const (
 	RefreshFraction = 1.0 / 3
 	RetryFraction   = 1.0 / 10
 )
 
-// maxRenewals bounds concurrent renewal calls (or batches) of one Client.
-const maxRenewals = 32
+// maxRefreshes bounds concurrent refresh calls (or batches) of one Client.
+const maxRefreshes = 32
 
-// Renewal batching, when the Scripter implements Batcher: leases due within
-// renewCoalesce of each other are renewed together (a little early), in
+// Refresh batching, when the Scripter implements Batcher: leases due within
+// refreshCoalesce of each other are refreshed together (a little early), in
 // batches of at most maxBatch calls.
 const (
-	renewCoalesce = 5 * time.Millisecond
+	refreshCoalesce = 5 * time.Millisecond
 	maxBatch      = 256
 )
 
-// renewer keeps the auto-refreshed leases of one Client alive. Its loop
-// goroutine runs only while it has leases (or renewals in flight) and exits
+// refresher keeps the auto-refreshed leases of one Client alive. Its loop
+// goroutine runs only while it has leases (or refreshes in flight) and exits
 // when the last one goes, or at Client.Close. Leases wait in a heap by next
-// renewal time, so scheduling costs O(log n) per renewal, however many
+// refresh time, so scheduling costs O(log n) per refresh, however many
 // leases are kept.
-type renewer struct {
+type refresher struct {
 	c *Client
 
 	mu      sync.Mutex
-	leases  map[*Lease]*renewal
-	due     renewHeap
+	leases  map[*Lease]*refreshEntry
+	due     refreshHeap
 	running bool
 	closed  bool
 	kick    chan struct{}
 	ctx     context.Context // cancelled by Close
 	cancel  context.CancelFunc
-	wg      sync.WaitGroup // the loop and renewal calls
+	wg      sync.WaitGroup // the loop and refresh calls
 	sem     chan struct{}
 }
 
-// renewal is one lease's place in the renewer's heap.
-type renewal struct {
+// refresh is one lease's place in the refresher's heap.
+type refreshEntry struct {
 	l   *Lease
-	at  time.Time // next renewal
+	at  time.Time // next refresh
 	idx int       // index in the heap
 }
 
-// renewHeap orders renewals by time (container/heap).
-type renewHeap []*renewal
+// refreshHeap orders refreshes by time (container/heap).
+type refreshHeap []*refreshEntry
 
-func (h renewHeap) Len() int           { return len(h) }
-func (h renewHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h renewHeap) Swap(i, j int) {
+func (h refreshHeap) Len() int           { return len(h) }
+func (h refreshHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h refreshHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].idx, h[j].idx = i, j
 }
-func (h *renewHeap) Push(x any) {
-	e := x.(*renewal)
+func (h *refreshHeap) Push(x any) {
+	e := x.(*refreshEntry)
 	e.idx = len(*h)
 	*h = append(*h, e)
 }
-func (h *renewHeap) Pop() any {
+func (h *refreshHeap) Pop() any {
 	old := *h
 	e := old[len(old)-1]
 	old[len(old)-1] = nil
@@ -77,19 +77,19 @@ func (h *renewHeap) Pop() any {
 	return e
 }
 
-func newRenewer(c *Client) *renewer {
+func newRefresher(c *Client) *refresher {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &renewer{c: c, leases: map[*Lease]*renewal{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, sem: make(chan struct{}, maxRenewals)}
+	return &refresher{c: c, leases: map[*Lease]*refreshEntry{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, sem: make(chan struct{}, maxRefreshes)}
 }
 
-// add starts renewing l; it reports false after Close.
-func (r *renewer) add(l *Lease) bool {
+// add starts refreshing l; it reports false after Close.
+func (r *refresher) add(l *Lease) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return false
 	}
-	e := &renewal{l: l, at: time.Now().Add(fraction(l.ttlMS, RefreshFraction))}
+	e := &refreshEntry{l: l, at: time.Now().Add(fraction(l.ttlMS, RefreshFraction))}
 	r.leases[l] = e
 	heap.Push(&r.due, e)
 	if !r.running {
@@ -102,16 +102,16 @@ func (r *renewer) add(l *Lease) bool {
 }
 
 // poke wakes the loop (it never blocks).
-func (r *renewer) poke() {
+func (r *refresher) poke() {
 	select {
 	case r.kick <- struct{}{}:
 	default:
 	}
 }
 
-// remove stops renewing l. It does not block; when l was the last lease
+// remove stops refreshing l. It does not block; when l was the last lease
 // the loop goroutine exits promptly.
-func (r *renewer) remove(l *Lease) {
+func (r *refresher) remove(l *Lease) {
 	r.mu.Lock()
 	if e, ok := r.leases[l]; ok {
 		delete(r.leases, l)
@@ -124,8 +124,8 @@ func (r *renewer) remove(l *Lease) {
 	}
 }
 
-// retrySoon moves l's next renewal to RetryFraction of its TTL from now.
-func (r *renewer) retrySoon(l *Lease) {
+// retrySoon moves l's next refresh to RetryFraction of its TTL from now.
+func (r *refresher) retrySoon(l *Lease) {
 	r.mu.Lock()
 	if e, ok := r.leases[l]; ok {
 		e.at = time.Now().Add(fraction(l.ttlMS, RetryFraction))
@@ -135,11 +135,11 @@ func (r *renewer) retrySoon(l *Lease) {
 	r.poke()
 }
 
-// close stops the loop and waits for renewal calls in flight to end.
-func (r *renewer) close() {
+// close stops the loop and waits for refresh calls in flight to end.
+func (r *refresher) close() {
 	r.mu.Lock()
 	r.closed = true
-	r.leases = map[*Lease]*renewal{}
+	r.leases = map[*Lease]*refreshEntry{}
 	r.due = nil
 	r.mu.Unlock()
 	r.cancel()
@@ -150,13 +150,13 @@ func fraction(ttlMS int64, f float64) time.Duration {
 	return time.Duration(float64(time.Duration(ttlMS)*time.Millisecond) * f)
 }
 
-func (r *renewer) loop() {
+func (r *refresher) loop() {
 	defer r.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	batcher, _ := r.c.s.(Batcher)
 	if r.c.acker != nil {
-		batcher = nil // each renewal is acknowledged on its own connection
+		batcher = nil // each refresh is acknowledged on its own connection
 	}
 	for {
 		r.mu.Lock()
@@ -168,13 +168,13 @@ func (r *renewer) loop() {
 		now := time.Now()
 		horizon := now
 		if batcher != nil {
-			horizon = now.Add(renewCoalesce) // renew a little early, together
+			horizon = now.Add(refreshCoalesce) // refresh a little early, together
 		}
 		var due []*Lease
 		for len(r.due) > 0 && !r.due[0].at.After(horizon) {
 			e := r.due[0]
 			due = append(due, e.l)
-			// Not due again until this renewal reschedules it.
+			// Not due again until this refresh reschedules it.
 			e.at = now.Add(fraction(e.l.ttlMS, RefreshFraction))
 			heap.Fix(&r.due, 0)
 		}
@@ -191,12 +191,12 @@ func (r *renewer) loop() {
 			}
 			r.wg.Add(1)
 			if batcher == nil {
-				go r.renew(due[0])
+				go r.refresh(due[0])
 				due = due[1:]
 				continue
 			}
 			k := min(len(due), maxBatch)
-			go r.renewBatch(batcher, due[:k:k])
+			go r.refreshBatch(batcher, due[:k:k])
 			due = due[k:]
 		}
 		timer.Reset(time.Until(next))
@@ -209,11 +209,11 @@ func (r *renewer) loop() {
 	}
 }
 
-// renew extends l once, bounded by its validity deadline. Extend marks the
+// refresh extends l once, bounded by its validity deadline. Extend marks the
 // lease lost when the lock expired or has another owner; after a network
-// error the renewal is retried sooner, until the deadline timer declares
+// error the refresh is retried sooner, until the deadline timer declares
 // the lease lost.
-func (r *renewer) renew(l *Lease) {
+func (r *refresher) refresh(l *Lease) {
 	defer func() { <-r.sem; r.wg.Done() }()
 	deadline := l.ValidUntil()
 	if deadline.IsZero() {
@@ -225,20 +225,20 @@ func (r *renewer) renew(l *Lease) {
 	r.settle(l, l.Extend(ctx, time.Duration(l.ttlMS)*time.Millisecond))
 }
 
-// settle reschedules l after a renewal that failed without deciding the
+// settle reschedules l after a refresh that failed without deciding the
 // lease's fate (a network error).
-func (r *renewer) settle(l *Lease, err error) {
+func (r *refresher) settle(l *Lease, err error) {
 	if err == nil || errors.Is(err, ErrExpired) || errors.Is(err, ErrHeldByOther) || errors.Is(err, ErrClosed) {
 		return
 	}
 	r.retrySoon(l)
 }
 
-// renewBatch extends leases with one Batcher call, bounded by the earliest
+// refreshBatch extends leases with one Batcher call, bounded by the earliest
 // validity deadline among them; each result is applied as Extend applies
 // its own. Calls the server did not know the script for (NOSCRIPT, after a
-// restart or a flush) are renewed one by one, which loads it.
-func (r *renewer) renewBatch(b Batcher, leases []*Lease) {
+// restart or a flush) are refreshed one by one, which loads it.
+func (r *refresher) refreshBatch(b Batcher, leases []*Lease) {
 	defer func() { <-r.sem; r.wg.Done() }()
 	type pending struct {
 		l     *Lease
@@ -276,7 +276,7 @@ func (r *renewer) renewBatch(b Batcher, leases []*Lease) {
 			reply, err = res[i].Reply, res[i].Err
 		}
 		if errors.Is(err, ErrNoScript) {
-			// the call did not run: renew this one alone, loading the script
+			// the call did not run: refresh this one alone, loading the script
 			ectx, ecancel := context.WithDeadline(r.ctx, p.l.ValidUntil())
 			err = p.l.Extend(ectx, time.Duration(p.l.ttlMS)*time.Millisecond)
 			ecancel()
@@ -298,7 +298,7 @@ func (r *renewer) renewBatch(b Batcher, leases []*Lease) {
 var errBatchShort = fmt.Errorf("%w: batch returned fewer results than calls", ErrUnexpectedReply)
 
 // startRefresh arms a new lease's loss signalling and hands it to the
-// renewer when it is auto-refreshed; other leases are left untouched.
+// refresher when it is auto-refreshed; other leases are left untouched.
 func (c *Client) startRefresh(l *Lease) {
 	if !l.refresh {
 		return
@@ -306,7 +306,7 @@ func (c *Client) startRefresh(l *Lease) {
 	l.mu.Lock()
 	l.armLocked()
 	l.mu.Unlock()
-	if !c.renewer.add(l) {
+	if !c.refresher.add(l) {
 		l.refresh = false // the Client closed meanwhile: the deadline timer still fires
 	}
 }

@@ -1,8 +1,8 @@
 package locker_test
 
-// Auto-refresh through a Batcher: renewals that fall due together go out
+// Auto-refresh through a Batcher: refreshes that fall due together go out
 // in one batch call, and a batch result of NOSCRIPT falls back to a
-// renewal of its own (which loads the script).
+// refresh of its own (which loads the script).
 
 import (
 	"context"
@@ -61,29 +61,29 @@ func holdRefreshed(t *testing.T, c *locker.Client, n int) []*locker.Lease {
 	return ls
 }
 
-func TestRenewalsBatched(t *testing.T) {
+func TestRefreshesBatched(t *testing.T) {
 	b := &batchingFake{fakeScripter: newFake()}
 	c := clientOn(t, b, nil)
 	const n = 50
 	ls := holdRefreshed(t, c, n)
 	require.Eventually(t, func() bool { _, calls := b.batched(); return calls >= n }, 2*time.Second, time.Millisecond,
-		"every lease renewed through the Batcher")
+		"every lease refreshed through the Batcher")
 	sizes, _ := b.batched()
-	assert.Less(t, len(sizes), n/2, "leases due together are renewed together (batches of %v)", sizes) // one call each would be n
+	assert.Less(t, len(sizes), n/2, "leases due together are refreshed together (batches of %v)", sizes) // one call each would be n
 	for _, l := range ls {
 		assert.True(t, l.Valid(), "the lease is still valid")
 		require.NoError(t, l.Unlock(testCtx(t)))
 	}
 }
 
-func TestRenewalsBatchNoScript(t *testing.T) {
+func TestRefreshesBatchNoScript(t *testing.T) {
 	b := &batchingFake{fakeScripter: newFake()}
 	b.noScript.Store(true)
 	c := clientOn(t, b, nil)
 	const n = 5
 	ls := holdRefreshed(t, c, n)
 	require.Eventually(t, func() bool { return len(b.runs("extend")) >= n }, 2*time.Second, time.Millisecond,
-		"a NOSCRIPT batch result is renewed on its own")
+		"a NOSCRIPT batch result is refreshed on its own")
 	for _, l := range ls {
 		assert.True(t, l.Valid(), "the lease is still valid")
 		require.NoError(t, l.Unlock(testCtx(t)))
