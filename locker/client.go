@@ -33,10 +33,10 @@ type Client struct {
 	opsDone chan struct{} // closed when ops drops to 0 during Close
 
 	refresher *refresher // auto-refresh, see refresh.go
-	wake    wakeHub  // push wake-ups, see wake.go
-	slots   slotPool // waiters' own channels, see slots.go
-	hints   hints    // calls waiting per kind and name, see hint.go
-	jan     *janitor // background clean-ups, see cleanup.go
+	wake      wakeHub    // push wake-ups, see wake.go
+	slots     slotPool   // waiters' own channels, see slots.go
+	hints     hints      // calls waiting per kind and name, see hint.go
+	jan       *janitor   // background clean-ups, see cleanup.go
 }
 
 // New returns a Client that runs its scripts through s. It does not contact

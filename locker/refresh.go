@@ -25,7 +25,7 @@ const maxRefreshes = 32
 // batches of at most maxBatch calls.
 const (
 	refreshCoalesce = 5 * time.Millisecond
-	maxBatch      = 256
+	maxBatch        = 256
 )
 
 // refresher keeps the auto-refreshed leases of one Client alive. Its loop
