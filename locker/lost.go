@@ -3,6 +3,7 @@ package locker
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -166,4 +167,41 @@ func (l *Lease) over() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.released || l.lostErr != nil
+}
+
+// groupLoss is the loss signal of a lease made of parts (MultiLease,
+// QuorumLease): the first loss closes lost, cancels ctx with itself as the
+// cause and is kept as err; Unlock only cancels ctx.
+type groupLoss struct {
+	lost   chan struct{}
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	mu     sync.Mutex
+	err    error
+}
+
+func (g *groupLoss) init() {
+	g.lost = make(chan struct{})
+	g.ctx, g.cancel = context.WithCancelCause(context.Background())
+}
+
+// lose records err as the loss unless there was one, and reports whether
+// it did.
+func (g *groupLoss) lose(err error) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.err != nil {
+		return false
+	}
+	g.err = err
+	close(g.lost) // Lost first, as a Lease does
+	g.cancel(err)
+	return true
+}
+
+// loss returns the loss, or nil.
+func (g *groupLoss) loss() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
 }

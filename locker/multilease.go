@@ -18,13 +18,8 @@ import (
 // safe too (Unlock returns nil, the others report an expired lease).
 type MultiLease struct {
 	parts []*Lease
-
-	lost   chan struct{}
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	armed  sync.Once // the parts' deadline timers, made on first use of Lost, Context or Err
-	mu     sync.Mutex
-	err    error // the first part's loss
+	loss  groupLoss // the first part's loss
+	armed sync.Once // the parts' deadline timers, made on first use of Lost, Context or Err
 }
 
 // newMultiLease makes the lease of parts and starts their auto-refresh. A
@@ -39,8 +34,8 @@ func (c *Client) newMultiLease(parts []*Lease, refresh bool) (*MultiLease, error
 		}
 		return nil, ErrClosed
 	}
-	m := &MultiLease{parts: parts, lost: make(chan struct{})}
-	m.ctx, m.cancel = context.WithCancelCause(context.Background())
+	m := &MultiLease{parts: parts}
+	m.loss.init()
 	for _, l := range parts {
 		l.group, l.refresh = m, refresh
 		c.startRefresh(l)
@@ -51,15 +46,9 @@ func (c *Client) newMultiLease(parts []*Lease, refresh bool) (*MultiLease, error
 // partLost loses the lease at the first loss of a part and gives up the
 // other parts (see MultiLease).
 func (m *MultiLease) partLost(part *Lease, err error) {
-	m.mu.Lock()
-	if m.err != nil {
-		m.mu.Unlock()
+	if !m.loss.lose(fmt.Errorf("%q: %w", part.Name(), err)) {
 		return
 	}
-	m.err = fmt.Errorf("%q: %w", part.Name(), err)
-	close(m.lost) // Lost first, as a Lease does
-	m.cancel(err)
-	m.mu.Unlock()
 	for _, l := range m.parts {
 		if l != part {
 			l.drop()
@@ -166,7 +155,7 @@ func (m *MultiLease) Unlock(ctx context.Context) error {
 		returned[l] = true
 		mu.Unlock()
 		if l.over() {
-			m.cancel(context.Canceled)
+			m.loss.cancel(context.Canceled)
 		}
 		return err
 	})
@@ -177,7 +166,7 @@ func (m *MultiLease) Unlock(ctx context.Context) error {
 	for _, l := range m.parts {
 		if !returned[l] {
 			l.drop()
-			m.cancel(context.Canceled)
+			m.loss.cancel(context.Canceled)
 		}
 	}
 	return err
@@ -223,7 +212,7 @@ func (m *MultiLease) Lost() <-chan struct{} {
 		return closedCh
 	}
 	m.arm()
-	return m.lost
+	return m.loss.lost
 }
 
 // Context returns a context cancelled when any part is lost (cause: that
@@ -233,7 +222,7 @@ func (m *MultiLease) Context() context.Context {
 		return (*Lease)(nil).Context()
 	}
 	m.arm()
-	return m.ctx
+	return m.loss.ctx
 }
 
 // Err returns why a part was lost, or nil.
@@ -242,9 +231,7 @@ func (m *MultiLease) Err() error {
 		return fmt.Errorf("%w: nil lease", ErrExpired)
 	}
 	m.arm()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.err
+	return m.loss.loss()
 }
 
 // arm makes, once, the parts' deadline timers (see Lease.Lost), so that a

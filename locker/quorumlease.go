@@ -36,25 +36,21 @@ type QuorumLease struct {
 	need    int
 	budget  time.Duration // bounds each part's call (QuorumOptions.PartTimeout)
 	refresh bool
-
-	lost   chan struct{}
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	loss    groupLoss // the loss that left fewer than need parts
 
 	mu    sync.Mutex // guards the fields below
 	parts []*Lease   // per deployment: its part, nil where none was granted
 	nLost int
-	ended bool  // over: released, lost, or the attempt was refused
-	live  bool  // granted: parts added now start their auto-refresh
-	armed bool  // the parts' deadline timers are made (Lost, Context or Err was used)
-	err   error // the loss that left fewer than need parts
+	ended bool // over: released, lost, or the attempt was refused
+	live  bool // granted: parts added now start their auto-refresh
+	armed bool // the parts' deadline timers are made (Lost, Context or Err was used)
 }
 
 // newQuorumLease returns the lease of an attempt over n deployments, with
 // no part yet: parts are added by add as the deployments grant them.
 func newQuorumLease(n, need int, budget time.Duration, refresh bool) *QuorumLease {
-	q := &QuorumLease{need: need, budget: budget, refresh: refresh, lost: make(chan struct{}), parts: make([]*Lease, n)}
-	q.ctx, q.cancel = context.WithCancelCause(context.Background())
+	q := &QuorumLease{need: need, budget: budget, refresh: refresh, parts: make([]*Lease, n)}
+	q.loss.init()
 	return q
 }
 
@@ -116,7 +112,7 @@ func (q *QuorumLease) end() {
 	for _, p := range q.held() {
 		p.drop()
 	}
-	q.cancel(context.Canceled)
+	q.loss.cancel(context.Canceled)
 }
 
 // partLost counts a lost part; the loss that leaves fewer than need parts
@@ -124,16 +120,15 @@ func (q *QuorumLease) end() {
 func (q *QuorumLease) partLost(part *Lease, err error) {
 	q.mu.Lock()
 	q.nLost++
-	if q.err != nil || q.ended || q.count()-q.nLost >= q.need {
+	if q.ended || q.count()-q.nLost >= q.need {
 		q.mu.Unlock()
 		return
 	}
-	q.err = fmt.Errorf("locker: quorum lost: %d of %d parts lost, the last %q: %w", q.nLost, q.count(), part.Name(), err)
 	q.ended = true
-	close(q.lost) // Lost first, as a Lease does
-	q.cancel(q.err)
+	lost := fmt.Errorf("locker: quorum lost: %d of %d parts lost, the last %q: %w", q.nLost, q.count(), part.Name(), err)
 	parts := slices.Clone(q.parts)
 	q.mu.Unlock()
+	q.loss.lose(lost)
 	for _, p := range parts {
 		if p != nil && p != part {
 			p.drop()
@@ -322,7 +317,7 @@ func (q *QuorumLease) Unlock(ctx context.Context) error {
 		q.mu.Lock()
 		q.ended = true // a part granted late is released
 		q.mu.Unlock()
-		q.cancel(context.Canceled)
+		q.loss.cancel(context.Canceled)
 	}
 	if ok {
 		return nil
@@ -403,7 +398,7 @@ func (q *QuorumLease) Lost() <-chan struct{} {
 		return closedCh
 	}
 	q.arm()
-	return q.lost
+	return q.loss.lost
 }
 
 // Context returns a context cancelled when the lease is lost (cause: the
@@ -413,7 +408,7 @@ func (q *QuorumLease) Context() context.Context {
 		return (*Lease)(nil).Context()
 	}
 	q.arm()
-	return q.ctx
+	return q.loss.ctx
 }
 
 // Err returns the loss that left fewer than a majority of parts, or nil.
@@ -422,9 +417,7 @@ func (q *QuorumLease) Err() error {
 		return fmt.Errorf("%w: nil lease", ErrExpired)
 	}
 	q.arm()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.err
+	return q.loss.loss()
 }
 
 // arm makes, once, the parts' deadline timers (see Lease.Lost), so that a
