@@ -201,15 +201,14 @@ func checkAckStalledReplica(t *testing.T, e *env, a locker.Acknowledger, sha, k 
 	replica := e.replicaOf(e.d.admin.cluster(), k)
 	for try, want := 1, int64(4); ; try, want = try+1, want+1 {
 		start := time.Now()
-		e.stall(replica)
+		began := e.stall(replica)
 		ack := locker.Ack{Replicas: 1, Timeout: 100 * time.Millisecond}
 		call := fmt.Sprintf("EvalShaAck(INCR %s, %+v) while the key's replica sleeps", k, ack)
+		sent := time.Now()
 		r, got, err := a.EvalShaAck(e.ctx, sha, []string{k}, nil, ack)
 		require.NoError(t, err, "call: %s", call)
 		assert.Equal(t, want, r, "call: %s: reply", call)
-		if took := time.Since(start); took > stallLimit {
-			// Returned after the replica may have woken: proves nothing.
-			require.Less(t, try, 3, "call: %s: three tries each returned after the replica may have woken (%v into a %ss stall)", call, took, stallSeconds)
+		if !e.duringStall(t, try, call, start, sent, began) {
 			continue
 		}
 		assert.NoError(t, got.Err, "call: %s: Acked.Err: got %v, want nil (WAIT times out with a count)", call, got.Err)
@@ -218,9 +217,31 @@ func checkAckStalledReplica(t *testing.T, e *env, a locker.Acknowledger, sha, k 
 	}
 }
 
+// duringStall reports whether a call sent at sent, after a stall started
+// at start (began: see stall), ran while the replica slept: it returned
+// within stallLimit of start, and the sleep had begun when it was sent.
+// A call that did not proves nothing, and the caller tries again; after
+// three tries the machine ran too late for the rule (see timely).
+func (e *env) duringStall(t *testing.T, try int, call string, start, sent time.Time, began func() time.Time) bool {
+	t.Helper()
+	took := time.Since(start)
+	b := began()
+	if took <= stallLimit && !b.After(sent) {
+		return true
+	}
+	if try >= 3 {
+		e.tooLate(t, fmt.Sprintf("call: %s: three tries each ran outside the replica's sleep (the last returned %v into a %ss stall; the sleep began %v after it was sent)", call, took.Round(time.Millisecond), stallSeconds, b.Sub(sent).Round(time.Millisecond)))
+	}
+	t.Logf("call: %s: ran outside the replica's sleep (returned %v into it; the sleep began %v after it was sent): proves nothing, trying again", call, took.Round(time.Millisecond), b.Sub(sent).Round(time.Millisecond))
+	return false
+}
+
 // stallSeconds is how long stall puts a replica to sleep: well below the
 // Cluster's node timeout (2 s), so nothing fails over.
-const stallSeconds = "1.5"
+const (
+	stallSeconds = "1.5"
+	stallFor     = 1500 * time.Millisecond // stallSeconds
+)
 
 // stallLimit is how long after a stall began a call's reply still proves
 // the replica was asleep when the wait ran.
@@ -230,35 +251,45 @@ const stallLimit = 1200 * time.Millisecond
 // longer answers PING; a cleanup of the case waits for it to wake. It
 // skips the case, as not applicable, when the server refuses DEBUG (a
 // server the suite did not start may), and fails the case when s still
-// answers after 1 s.
-func (e *env) stall(s *redisserver.Server) {
+// answers after 1 s. A PING can also go unanswered on a machine running
+// late: began waits for the sleep to end and returns the latest it can
+// have begun (its reply's time less the sleep).
+func (e *env) stall(s *redisserver.Server) (began func() time.Time) {
 	e.t.Helper()
-	slept := make(chan error, 1)
+	type reply struct {
+		err error
+		at  time.Time
+	}
+	slept := make(chan reply, 1)
 	go func() {
 		_, err := s.Do(e.ctx, "DEBUG", "SLEEP", stallSeconds)
-		slept <- err
+		slept <- reply{err, time.Now()}
 	}()
-	woke := false
-	e.t.Cleanup(func() {
-		if !woke {
-			<-slept
+	var r *reply
+	wait := func() reply {
+		if r == nil {
+			got := <-slept
+			r = &got
 		}
-	})
+		return *r
+	}
+	e.t.Cleanup(func() { wait() })
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
 		select {
-		case err := <-slept:
-			woke = true
-			e.notApplicable("call: admin DEBUG SLEEP %s on %s: %v (the stall this rule needs)", stallSeconds, s.Addr, err)
+		case got := <-slept:
+			r = &got
+			e.notApplicable("call: admin DEBUG SLEEP %s on %s: %v (the stall this rule needs)", stallSeconds, s.Addr, got.err)
 		default:
 		}
 		ctx, cancel := context.WithTimeout(e.ctx, 200*time.Millisecond)
 		_, err := s.Do(ctx, "PING")
 		cancel()
 		if err != nil && ctx.Err() != nil {
-			return
+			return func() time.Time { return wait().at.Add(-stallFor) }
 		}
 	}
 	e.t.Fatalf("call: admin DEBUG SLEEP %s on %s: it still answers PING after 1 s", stallSeconds, s.Addr)
+	return nil
 }
 
 func checkAckMoved(t *testing.T, e *env) {
@@ -284,9 +315,10 @@ func checkAckMoved(t *testing.T, e *env) {
 	// nothing: try again (a loaded machine can take that long).
 	for try := 1; ; try++ {
 		start := time.Now()
-		e.stall(replica)
+		began := e.stall(replica)
 		stalled := locker.Ack{Replicas: 1, Timeout: 100 * time.Millisecond}
 		call := fmt.Sprintf("EvalShaAck(INCR %s, %+v) after its slot moved to %s, whose replica sleeps", k, stalled, to.Addr)
+		sent := time.Now()
 		r, got, err := a.EvalShaAck(e.ctx, sha, []string{k}, nil, stalled)
 		took := time.Since(start)
 		t.Logf("%s: got (%#v, %+v, %v) %v after the stall began", call, r, got, err, took.Round(time.Millisecond))
@@ -294,8 +326,7 @@ func checkAckMoved(t *testing.T, e *env) {
 			ran++
 			assert.Equal(t, ran, r, "call: %s: reply", call)
 		}
-		if took > stallLimit {
-			require.Less(t, try, 3, "call: %s: three tries each returned after the replica may have woken (%v into a %ss stall)", call, took, stallSeconds)
+		if !e.duringStall(t, try, call, start, sent, began) {
 			continue
 		}
 		if err != nil {
