@@ -119,6 +119,13 @@ func requireUnknownThenPassing(t *testing.T, err error, lost, answered *faultArm
 	answered.disarm()
 	require.Error(t, err, "%s: call: got nil, want an error (the outcome is unknown)", what)
 	require.Equal(t, 1, lost.applied(), "%s: the first try ran on Redis and its reply was lost", what)
+	if answered.applied() == 0 && answered.made() == 1 {
+		// The core's retry budget ended before it could retry: the first
+		// try took that long on a machine running late (timing). The
+		// outcome is unknown all the same: the rule's checks go on.
+		answered.f.e.timely(t, false, fmt.Sprintf("%s: the core made no retry after the lost first try (%v)", what, err))
+		return
+	}
 	require.GreaterOrEqual(t, answered.applied(), 1, "%s: the retries were answered %s", what, code)
 	var se *locker.ServerError
 	assert.True(t, errors.As(err, &se) && se.Code == code, "%s: call: got %v, want it to carry the last answer (%s)", what, err, code)

@@ -80,6 +80,25 @@ func (w *semWaiter) waiting(t *testing.T, what string) {
 	}
 }
 
+// settle waits until each waiter's try after subscribing was answered,
+// then 100 ms more: a later call of theirs is a wake-up (or their own
+// re-check). A miss is timing (see timely), and the rule stops.
+func (e *env) settle(t *testing.T, ws ...*semWaiter) {
+	t.Helper()
+	ok := waitFor(func() bool {
+		for _, w := range ws {
+			if w.f.answered("sem_acquire") < 2 {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second)
+	if !e.timely(t, ok, "call: every waiter's try after subscribing answered within 10s") {
+		t.SkipNow()
+	}
+	time.Sleep(100 * time.Millisecond)
+}
+
 func checkSemOneWakePerPermit(t *testing.T, e *env) {
 	const permits, waiters = 2, 5
 	holder := e.sem(e.client(nil), "one-wake", permits, 30*time.Second, nil)
@@ -95,20 +114,7 @@ func checkSemOneWakePerPermit(t *testing.T, e *env) {
 	for i := range ws {
 		ws[i] = e.startSemWaiter("one-wake", permits, 1, 30*time.Second, nil, fmt.Sprintf("waiter %d", i))
 	}
-	// Every waiter subscribed and settled: its try after subscribing was
-	// answered (later calls would be wake-ups).
-	settled := waitFor(func() bool {
-		for _, w := range ws {
-			if w.f.answered("sem_acquire") < 2 {
-				return false
-			}
-		}
-		return true
-	}, 10*time.Second)
-	if !e.timely(t, settled, "call: every waiter's try after subscribing answered within 10s") {
-		return
-	}
-	time.Sleep(100 * time.Millisecond)
+	e.settle(t, ws...)
 	for r := range permits {
 		calls := make([]int, waiters)
 		for i, w := range ws {
@@ -146,7 +152,7 @@ func checkSemWakePassesOn(t *testing.T, e *env) {
 		require.NoError(t, err, "call: TryAcquire(1)")
 		a := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "a")
 		b := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "b")
-		time.Sleep(300 * time.Millisecond)
+		e.settle(t, a, b)
 		a.waiting(t, "a, before the Unlock")
 		b.waiting(t, "b, before the Unlock")
 		arm := a.f.holdBack("sem_acquire", 1, a.cancel)
@@ -169,7 +175,7 @@ func checkSemWakePassesOn(t *testing.T, e *env) {
 		require.NoError(t, err, "call: TryAcquire(2)")
 		a := e.startSemWaiter(name, 2, 2, 30*time.Second, never, "a")
 		b := e.startSemWaiter(name, 2, 1, 30*time.Second, never, "b")
-		time.Sleep(300 * time.Millisecond)
+		e.settle(t, a, b)
 		a.waiting(t, "a, before the Unlock")
 		b.waiting(t, "b, before the Unlock")
 		calls := b.f.count("sem_acquire")
@@ -196,7 +202,7 @@ func checkSemWakePassesOn(t *testing.T, e *env) {
 		require.NoError(t, err, "call: TryAcquire(1)")
 		a := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "a")
 		b := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "b")
-		time.Sleep(300 * time.Millisecond)
+		e.settle(t, a, b)
 		a.waiting(t, "a, before the Unlock")
 		b.waiting(t, "b, before the Unlock")
 		arm := a.f.lose("sem_acquire", 1)

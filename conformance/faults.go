@@ -229,6 +229,14 @@ func (a *faultArm) applied() int {
 	return a.hits
 }
 
+// made is the number of calls of a's script the core made since a was
+// armed.
+func (a *faultArm) made() int {
+	a.f.mu.Lock()
+	defer a.f.mu.Unlock()
+	return a.f.calls[a.script] - a.since
+}
+
 // firstSent is when the first call a lost was forwarded to Redis: the
 // earliest the call can have run there (zero before any).
 func (a *faultArm) firstSent() time.Time {
@@ -265,13 +273,10 @@ func (a *faultArm) awaitApplied(t *testing.T, n int, what string) {
 // sends one), that is timing (see timely), and the rule stops.
 func (a *faultArm) requireOnce(t *testing.T, msg string, args ...any) {
 	t.Helper()
-	a.f.mu.Lock()
-	hits, made := a.hits, a.f.calls[a.script]-a.since
-	a.f.mu.Unlock()
-	if hits == 0 && made == 0 {
+	if a.applied() == 0 && a.made() == 0 {
 		a.f.e.tooLate(t, fmt.Sprintf("%s: the core made no %s call before its context ended", fmt.Sprintf(msg, args...), a.script))
 	}
-	require.Equal(t, 1, hits, append([]any{msg}, args...)...)
+	require.Equal(t, 1, a.applied(), append([]any{msg}, args...)...)
 }
 
 // next returns the next call a held back, waiting for it up to 10 s.
