@@ -146,7 +146,6 @@ type faultArm struct {
 	code   string             // answered: the error code
 	first  bool               // delayed: run at once, delay the reply
 	hits   int                // calls the fate was applied to
-	sent   time.Time          // lost: when the first call it applied to was forwarded
 	since  int                // calls of script the core made before a was armed
 	held   chan *heldCall     // late: the held calls, in arrival order
 }
@@ -235,14 +234,6 @@ func (a *faultArm) made() int {
 	a.f.mu.Lock()
 	defer a.f.mu.Unlock()
 	return a.f.calls[a.script] - a.since
-}
-
-// firstSent is when the first call a lost was forwarded to Redis: the
-// earliest the call can have run there (zero before any).
-func (a *faultArm) firstSent() time.Time {
-	a.f.mu.Lock()
-	defer a.f.mu.Unlock()
-	return a.sent
 }
 
 // awaitApplied waits until a's fate was applied to n calls. When they do
@@ -622,7 +613,6 @@ func (f *faultScripter) do(ctx context.Context, c scriptCall) (any, error) {
 	switch a.fate {
 	case fateLost:
 		bctx, cancel := bgCtx()
-		sent := time.Now()
 		_, err := f.forward(bctx, c)
 		cancel()
 		if err != nil {
@@ -631,11 +621,6 @@ func (f *faultScripter) do(ctx context.Context, c scriptCall) (any, error) {
 			// the next call.
 			return nil, err
 		}
-		f.mu.Lock()
-		if a.sent.IsZero() {
-			a.sent = sent
-		}
-		f.mu.Unlock()
 		f.consume(a)
 		return nil, fmt.Errorf("conformance: injected fault (%s call ran, its reply was lost): %w", c.name, errInjectedEOF)
 
