@@ -208,7 +208,7 @@ func checkAckStalledReplica(t *testing.T, e *env, a locker.Acknowledger, sha, k 
 		r, got, err := a.EvalShaAck(e.ctx, sha, []string{k}, nil, ack)
 		require.NoError(t, err, "call: %s", call)
 		assert.Equal(t, want, r, "call: %s: reply", call)
-		if !e.duringStall(t, try, call, start, sent, began) {
+		if !e.duringStall(t, try, call, start, sent, time.Now(), began) {
 			continue
 		}
 		assert.NoError(t, got.Err, "call: %s: Acked.Err: got %v, want nil (WAIT times out with a count)", call, got.Err)
@@ -217,22 +217,23 @@ func checkAckStalledReplica(t *testing.T, e *env, a locker.Acknowledger, sha, k 
 	}
 }
 
-// duringStall reports whether a call sent at sent, after a stall started
-// at start (began: see stall), ran while the replica slept: it returned
-// within stallLimit of start, and the sleep had begun when it was sent.
+// duringStall reports whether a call sent at sent and returned at
+// returned, after a stall started at start (began: see stall), ran while
+// the server slept: it returned within stallLimit of start, and the sleep
+// had begun when it was sent.
 // A call that did not proves nothing, and the caller tries again; after
 // three tries the machine ran too late for the rule (see timely).
-func (e *env) duringStall(t *testing.T, try int, call string, start, sent time.Time, began func() time.Time) bool {
+func (e *env) duringStall(t *testing.T, try int, call string, start, sent, returned time.Time, began func() time.Time) bool {
 	t.Helper()
-	took := time.Since(start)
+	took := returned.Sub(start)
 	b := began()
 	if took <= stallLimit && !b.After(sent) {
 		return true
 	}
 	if try >= 3 {
-		e.tooLate(t, fmt.Sprintf("call: %s: three tries each ran outside the replica's sleep (the last returned %v into a %ss stall; the sleep began %v after it was sent)", call, took.Round(time.Millisecond), stallSeconds, b.Sub(sent).Round(time.Millisecond)))
+		e.tooLate(t, fmt.Sprintf("call: %s: three tries each ran outside the server's sleep (the last returned %v into a %ss stall; the sleep began %v after it was sent)", call, took.Round(time.Millisecond), stallSeconds, b.Sub(sent).Round(time.Millisecond)))
 	}
-	t.Logf("call: %s: ran outside the replica's sleep (returned %v into it; the sleep began %v after it was sent): proves nothing, trying again", call, took.Round(time.Millisecond), b.Sub(sent).Round(time.Millisecond))
+	t.Logf("call: %s: ran outside the server's sleep (returned %v into it; the sleep began %v after it was sent): proves nothing, trying again", call, took.Round(time.Millisecond), b.Sub(sent).Round(time.Millisecond))
 	return false
 }
 
@@ -326,7 +327,7 @@ func checkAckMoved(t *testing.T, e *env) {
 			ran++
 			assert.Equal(t, ran, r, "call: %s: reply", call)
 		}
-		if !e.duringStall(t, try, call, start, sent, began) {
+		if !e.duringStall(t, try, call, start, sent, time.Now(), began) {
 			continue
 		}
 		if err != nil {
