@@ -75,7 +75,7 @@ func checkMultiLostReleasesParts(t *testing.T, e *env) {
 	const ttl = time.Second
 	m := e.multi(c, []string{"keep", "lose"}, ttl, &locker.MultiLockOptions{AutoRefresh: true})
 	l, err := m.TryLock(e.ctx)
-	require.NoError(t, err, "call: TryLock")
+	e.setupDone(t, err, "call: TryLock")
 	k := c.Key("lose")
 	_, err = e.d.admin.Do(e.ctx, k, "DEL", k)
 	require.NoError(t, err, "call: admin DEL of one part")
@@ -194,7 +194,7 @@ func checkUnlockRefused(t *testing.T, e *env, quorum bool) {
 		q, err := locker.NewQuorum(clients, "q", 10*time.Second, nil)
 		require.NoError(t, err, "call: NewQuorum")
 		ql, err := q.TryLock(e.ctx)
-		require.NoError(t, err, "call: quorum TryLock")
+		e.setupDone(t, err, "call: quorum TryLock")
 		if !e.eventually(t, func() bool { return len(ql.Parts()) == 3 }, 5*time.Second, "call: Parts() of the quorum lease: all three") {
 			t.SkipNow()
 		}
@@ -254,7 +254,7 @@ func checkGroupsNoLeak(t *testing.T, e *env, quorum bool) {
 				q, err := locker.NewQuorum(clients, fmt.Sprint("leak", round, i), 30*time.Second, &locker.QuorumOptions{AutoRefresh: refresh})
 				require.NoError(t, err, "call: NewQuorum")
 				l, err := q.TryLock(e.ctx)
-				require.NoError(t, err, "call: quorum TryLock")
+				e.setupDone(t, err, "call: quorum TryLock")
 				_, _ = l.Lost(), l.Context()
 			}
 			return clients

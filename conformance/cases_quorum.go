@@ -255,7 +255,7 @@ func checkQuorumRefused(t *testing.T, e *env) {
 	var others []*locker.Lease
 	for i := 1; i < 3; i++ {
 		o, err := e.mutex(qs.clients[i], "q", 10*time.Second, nil).TryLock(e.ctx)
-		require.NoError(t, err, "call: plain TryLock on deployment %d", i)
+		e.setupDone(t, err, fmt.Sprintf("call: plain TryLock on deployment %d", i))
 		others = append(others, o)
 	}
 	_, err := qs.quorum("q", 10*time.Second, nil).TryLock(e.ctx)
@@ -461,7 +461,7 @@ func checkQuorumNoLeaseWithError(t *testing.T, e *env) {
 	holders := []*locker.Lease{}
 	for _, i := range []int{1, 2} {
 		l, err := e.mutex(qs.clients[i], "held", outcomeTTL, nil).TryLock(e.ctx)
-		require.NoError(t, err, "call: plain TryLock of \"held\" on deployment %d (setup)", i)
+		e.setupDone(t, err, fmt.Sprintf("call: plain TryLock of \"held\" on deployment %d (setup)", i))
 		holders = append(holders, l)
 	}
 	q := qs.quorum("held", outcomeTTL, opts)
@@ -481,7 +481,7 @@ func checkQuorumNoLeaseWithError(t *testing.T, e *env) {
 	// deployment 0's grant is slow, 1 grants at once and is closed
 	// meanwhile, 2 refuses (held by a plain Mutex).
 	h, err := e.mutex(qs.clients[2], "closing", outcomeTTL, nil).TryLock(e.ctx)
-	require.NoError(t, err, "call: plain TryLock of \"closing\" on deployment 2 (setup)")
+	e.setupDone(t, err, "call: plain TryLock of \"closing\" on deployment 2 (setup)")
 	q = qs.quorum("closing", outcomeTTL, opts)
 	// The slow grant's delay is the room the Close below has to land in
 	// (Close itself waits up to a second for the attempt in flight).

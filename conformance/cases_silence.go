@@ -277,7 +277,7 @@ func checkMultiSilentSlot(t *testing.T, e *env) {
 
 	// One slot silent, the other refused: the refusal decides.
 	holder, err := e.mutex(e.client(nil), heldName, 10*time.Second, nil).TryLock(e.ctx)
-	require.NoError(t, err, "call: plain TryLock of %s", heldName)
+	e.setupDone(t, err, fmt.Sprintf("call: plain TryLock of %s", heldName))
 	const silence = 3 * time.Second
 	a := f.delayBy("multi_acquire", 1, silence).onKey(c.Key(silentName))
 	start := time.Now()
