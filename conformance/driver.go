@@ -545,7 +545,7 @@ func runCases(t *testing.T, d *deployment, keep func(testCase) bool) {
 	// be another deployment's).
 	if unlabelledLeft() {
 		processGate.Lock()
-		checkGoroutines(t, "")
+		checkGoroutines(t, "", nil)
 		processGate.Unlock()
 	}
 }
@@ -611,7 +611,7 @@ func runCase(t *testing.T, d *deployment, c testCase) {
 		if c.quiet != "" {
 			label = "" // it runs alone: every goroutine of the process is its
 		}
-		t.Cleanup(func() { checkGoroutines(t, label) }) // runs after the case's clients closed
+		t.Cleanup(func() { checkGoroutines(t, label, e) }) // runs after the case's clients closed
 		switch {
 		case c.quiet != "":
 			t.Logf("runs alone in the process: %s", c.quiet)

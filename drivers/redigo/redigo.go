@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -114,9 +115,21 @@ func (s *Scripter) eval(ctx context.Context, cmd string, script any, keys, args 
 	}
 	v, err := s.b.do(ctx, keys, cmd, command(script, keys, args))
 	if err != nil {
-		return nil, translateErr(err)
+		return nil, deadlineErr(ctx, translateErr(err))
 	}
 	return translate(v)
+}
+
+// deadlineErr joins context.DeadlineExceeded to an I/O timeout that came at
+// or after ctx's deadline: redigo reads with the time left as its timeout,
+// whose timer can fire before ctx's own, and the caller is owed the
+// context's error.
+func deadlineErr(ctx context.Context, err error) error {
+	var ne net.Error
+	if dl, ok := ctx.Deadline(); ok && errors.As(err, &ne) && ne.Timeout() && !time.Now().Before(dl) && !errors.Is(err, context.DeadlineExceeded) {
+		return errors.Join(context.DeadlineExceeded, err)
+	}
+	return err
 }
 
 // command returns the arguments of EVAL or EVALSHA after the command name:
