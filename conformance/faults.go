@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/scriptlock/scriptlock/locker"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -376,27 +375,36 @@ func (f *faultScripter) answered(scripts ...string) int {
 
 // awaitAnswered waits until more than since calls of the scripts were
 // answered by Redis (since: an earlier answered(scripts...)). When none is
-// within 10 s it fails, saying how many calls of them the core made, how
-// many reached Redis, and the last error one of them returned.
+// within 10 s, that is timing (see await), and the figures say how many
+// calls of them the core made, how many reached Redis, and the last error
+// one of them returned.
 func (f *faultScripter) awaitAnswered(t *testing.T, since int, what string, scripts ...string) {
 	t.Helper()
-	if assert.Eventually(t, func() bool { return f.answered(scripts...) > since }, 10*time.Second, time.Millisecond,
-		"%s: want a call of %v answered by Redis within 10s", what, scripts) {
+	f.await(t, func() bool { return f.answered(scripts...) > since }, func() string {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var made, ran int
+		var last []string
+		for _, s := range scripts {
+			made, ran = made+f.calls[s], ran+f.ran[s]
+			if err := f.lastErr[s]; err != nil {
+				last = append(last, s+": "+err.Error())
+			}
+		}
+		return fmt.Sprintf("%s: no call of %v answered by Redis; made by the core in all: %d, that reached Redis: %d; last errors: %v", what, scripts, made, ran, last)
+	})
+}
+
+// await waits up to 10 s for cond, the fault's call (or its clean-up)
+// answered. A miss leaves the rule nothing to judge: it is timing (see
+// timely; on a machine that kept time it still fails), described by
+// figures, and stops the test.
+func (f *faultScripter) await(t *testing.T, cond func() bool, figures func() string) {
+	t.Helper()
+	if waitFor(cond, 10*time.Second) {
 		return
 	}
-	// Say, as of the deadline, whether the calls were made, reached Redis,
-	// and how the last one that failed failed.
-	f.mu.Lock()
-	var made, ran int
-	var last []string
-	for _, s := range scripts {
-		made, ran = made+f.calls[s], ran+f.ran[s]
-		if err := f.lastErr[s]; err != nil {
-			last = append(last, s+": "+err.Error())
-		}
-	}
-	f.mu.Unlock()
-	t.Fatalf("%s: none answered; calls of %v made by the core in all: %d, that reached Redis: %d; last errors: %v", what, scripts, made, ran, last)
+	f.e.tooLate(t, figures()+" (waited 10s)")
 }
 
 // answeredOn is answered for the calls whose first key is key.
@@ -416,8 +424,9 @@ func (f *faultScripter) answeredOn(key string, scripts ...string) int {
 // since is an earlier answeredOn(key, cleanupScripts...).
 func (f *faultScripter) awaitCleanup(t *testing.T, key string, since int, what string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return f.answeredOn(key, cleanupScripts...) > since }, 10*time.Second, time.Millisecond,
-		"%s: the clean-up of the call: want a call of %v on %s answered by Redis within 10s, got none", what, cleanupScripts, key)
+	f.await(t, func() bool { return f.answeredOn(key, cleanupScripts...) > since }, func() string {
+		return fmt.Sprintf("%s: the clean-up of the call: no call of %v on %s answered by Redis", what, cleanupScripts, key)
+	})
 }
 
 // awaitCleanupNaming is awaitCleanup for the clean-up call that names
@@ -428,7 +437,7 @@ func (f *faultScripter) awaitCleanup(t *testing.T, key string, since int, what s
 // first.
 func (f *faultScripter) awaitCleanupNaming(t *testing.T, key string, since int, token, what string) {
 	t.Helper()
-	require.Eventually(t, func() bool {
+	f.await(t, func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		cs := f.cleanups[key]
@@ -438,8 +447,9 @@ func (f *faultScripter) awaitCleanupNaming(t *testing.T, key string, since int, 
 			}
 		}
 		return false
-	}, 10*time.Second, time.Millisecond,
-		"%s: the clean-up of the call: want a call of %v on %s naming %q answered by Redis within 10s, got none", what, cleanupScripts, key, token)
+	}, func() string {
+		return fmt.Sprintf("%s: the clean-up of the call: no call of %v on %s naming %q answered by Redis", what, cleanupScripts, key, token)
+	})
 }
 
 // nameOf names the script of a call.
