@@ -60,7 +60,7 @@ func checkDirectHandover(t *testing.T, e *env) {
 		// then tries once more: after its second call it listens (on a
 		// slow link, a hand-over published before that is not heard, and
 		// the waiter finds it only when it refreshes its entry).
-		awaitCalls(t, g.countingScripter, int64(2*(i+1)), fmt.Sprintf("waiter %d's second try, once subscribed", i))
+		e.awaitCalls(t, g.countingScripter, int64(2*(i+1)), fmt.Sprintf("waiter %d's second try, once subscribed", i))
 	}
 
 	g.gate.Lock() // the waiters' process can send nothing now

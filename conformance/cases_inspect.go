@@ -209,10 +209,10 @@ func checkInspectRW(t *testing.T, e *env) {
 		l, err := rw.Lock(e.ctx)
 		wch <- result{l, err}
 	}()
-	require.Eventually(t, func() bool {
+	e.until(t, func() bool {
 		st, err := c.Inspect(e.ctx, name)
 		return err == nil && st.RW.WaitingWriters == 1
-	}, 10*time.Second, 5*time.Millisecond, "call: Inspect().RW.WaitingWriters while a writer waits in Lock: want 1")
+	}, 10*time.Second, "call: Inspect().RW.WaitingWriters while a writer waits in Lock: want 1")
 	st = e.inspect(c, name)
 	assert.Equal(t, 2, st.RW.Readers, "call: Inspect().RW.Readers while a writer waits")
 	assert.False(t, st.RW.Writer, "call: Inspect().RW.Writer while the writer waits")

@@ -80,10 +80,10 @@ func checkMultiFIFOExpiredHead(t *testing.T, e *env) {
 	cs.crash()
 	crashed := time.Now()
 	a.awaitApplied(t, 1, "the live waiter's retry")
-	require.Eventually(t, func() bool {
+	e.until(t, func() bool {
 		r, err := e.d.admin.Do(e.ctx, c.Key(name), "EXISTS", c.Key(name))
 		return err == nil && r == int64(0)
-	}, 10*time.Second, 5*time.Millisecond, "call: admin EXISTS: the holder's lock expires")
+	}, 10*time.Second, "call: admin EXISTS: the holder's lock expires")
 	time.Sleep(time.Until(crashed.Add(1100 * time.Millisecond))) // the crashed waiter's entry has expired
 	// The scenario is arranged by time (entries of 1 s, calls held 3 s):
 	// on a machine running late it may not have happened.

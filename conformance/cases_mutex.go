@@ -175,10 +175,12 @@ func checkTTLExpiry(t *testing.T, e *env) {
 	_, err = m.TryLock(e.ctx)
 	require.ErrorIs(t, err, locker.ErrNotObtained, "call: second TryLock while the first lease lives")
 	var b *locker.Lease
-	require.Eventually(t, func() bool {
+	if !waitFor(func() bool {
 		b, err = m.TryLock(e.ctx)
 		return err == nil
-	}, ttl+5*time.Second, 10*time.Millisecond, "call: TryLock after the first lease's %v TTL: last error %v", ttl, err)
+	}, ttl+5*time.Second) {
+		e.tooLate(t, fmt.Sprintf("call: TryLock after the first lease's %v TTL: not granted within %v; last error %v", ttl, ttl+5*time.Second, err))
+	}
 	assert.False(t, time.Now().Before(a.ValidUntil()), "call: TryLock granted before the first lease's validity ended (%v)", a.ValidUntil())
 	assert.Greater(t, b.Fence(), a.Fence(), "call: fence of the grant after expiry")
 	require.NoError(t, b.Unlock(e.ctx), "call: Unlock of the new lease")

@@ -175,8 +175,8 @@ func checkOutcomeCleanupLate(t *testing.T, e *env) {
 			require.NoError(t, err, "%s: call: %s: got %v, want a lease from a later attempt", what, m.op(), err)
 			g := o.add(l, m)
 			require.Equal(t, 1, acq.applied(), "%s: the first acquire call had an unknown outcome", what)
-			require.Eventually(t, func() bool { return sumApplied(arms) >= 1 }, 10*time.Second, time.Millisecond,
-				"%s: no clean-up call (%v) was made for the first call", what, cleanupScripts)
+			o.e.until(t, func() bool { return sumApplied(arms) >= 1 }, 10*time.Second,
+				fmt.Sprintf("%s: a clean-up call (%v) made for the first call", what, cleanupScripts))
 			// Give the clean-up's retry a moment (not required here: the
 			// lease's later checks catch a hold it failed to drop).
 			retried := false

@@ -499,10 +499,10 @@ func checkQuorumNoLeaseWithError(t *testing.T, e *env) {
 	a.awaitApplied(t, 1, "the slow grant on deployment 0")
 	applied := time.Now()
 	go func() { _ = qs.clients[1].Close() }()
-	require.Eventually(t, func() bool {
+	e.until(t, func() bool {
 		_, err := qs.clients[1].Inspect(e.ctx, "closing")
 		return errors.Is(err, locker.ErrClosed)
-	}, 5*time.Second, time.Millisecond, "call: Inspect on deployment 1's Client after Close: want ErrClosed")
+	}, 5*time.Second, "call: Inspect on deployment 1's Client after Close: want ErrClosed")
 	closedInTime := e.within(t, "deployment 1's Client closing while deployment 0's grant is still on its way (the fault's delay)", time.Since(applied), slowGrant)
 	r := <-done
 	assert.Nil(t, r.l, "call: Quorum.TryLock with a Client closed before the decision: the lease")

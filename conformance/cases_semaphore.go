@@ -204,7 +204,7 @@ func checkSemNoStarvation(t *testing.T, e *env) {
 			}
 		})
 	}
-	require.Eventually(t, func() bool { return small.Load() >= 20 }, 10*time.Second, time.Millisecond, "call: the small requests run")
+	e.until(t, func() bool { return small.Load() >= 20 }, 10*time.Second, "call: the small requests run")
 	bctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -239,10 +239,10 @@ func checkSemFIFOOrder(t *testing.T, e *env) {
 		}()
 		// Queued before the next one starts (the order they started in is
 		// the order they queued in).
-		require.Eventually(t, func() bool {
+		e.until(t, func() bool {
 			st, err := c0.Inspect(e.ctx, "order")
 			return err == nil && st.Semaphore.Waiting == i+1
-		}, 10*time.Second, time.Millisecond, "call: Inspect: waiter %d queued", i)
+		}, 10*time.Second, fmt.Sprintf("call: Inspect: waiter %d queued", i))
 	}
 	require.NoError(t, first.Unlock(e.ctx))
 	var got []int

@@ -135,8 +135,8 @@ func (e *env) starving(c *locker.Client, name string) []string {
 // awaitStarving waits until n waiters are starving on name.
 func (e *env) awaitStarving(c *locker.Client, name string, n int) {
 	e.t.Helper()
-	require.Eventually(e.t, func() bool { return len(e.starving(c, name)) == n }, 10*time.Second, time.Millisecond,
-		"call: starving waiters of %q: got %d, want %d", name, len(e.starving(c, name)), n)
+	e.until(e.t, func() bool { return len(e.starving(c, name)) == n }, 10*time.Second,
+		fmt.Sprintf("call: %d starving waiters of %q", n, name))
 }
 
 // recv returns the result of a Lock started by lockAsync, failing the
@@ -278,7 +278,7 @@ func checkStarveBargeBefore(t *testing.T, e *env) {
 	g := &gatedScripter{countingScripter: &countingScripter{Scripter: e.s}}
 	wc := e.clientOn(g, slowPolling)
 	got := lockAsync(e.ctx, e.mutex(wc, name, 30*time.Second, &locker.MutexOptions{StarvationThreshold: time.Hour}))
-	awaitCalls(t, g.countingScripter, 2, "waiter Lock before the release (refused, refused after subscribing)")
+	e.awaitCalls(t, g.countingScripter, 2, "waiter Lock before the release (refused, refused after subscribing)")
 	g.gate.Lock()
 	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock")
 	again, err := holder.TryLock(e.ctx)
@@ -444,13 +444,13 @@ func checkStarveAcquireLost(t *testing.T, e *env) {
 	_, err = e.mutex(c, name, 30*time.Second, nil).TryLock(e.ctx)
 	require.ErrorIs(t, err, locker.ErrNotObtained, "call: newcomer TryLock while the waiter holds the lock")
 	require.NoError(t, r.l.Unlock(e.ctx), "call: waiter Unlock")
-	require.Eventually(t, func() bool {
+	e.until(t, func() bool {
 		l, err := e.mutex(c, name, 30*time.Second, nil).TryLock(e.ctx)
 		if err != nil {
 			return false
 		}
 		return l.Unlock(e.ctx) == nil
-	}, 10*time.Second, 5*time.Millisecond, "call: TryLock after the waiter's Unlock: free (well before the 30s TTL)")
+	}, 10*time.Second, "call: TryLock after the waiter's Unlock: free (well before the 30s TTL)")
 	assert.Empty(t, e.starving(c, name), "call: starving waiters left")
 }
 
@@ -498,7 +498,7 @@ func checkRWStarvingWriter(t *testing.T, e *env) {
 
 	g := &gatedScripter{countingScripter: &countingScripter{Scripter: e.s}}
 	got := rwLockAsync(e.ctx, e.rw(e.clientOn(g, slowPolling), name, 30*time.Second, &locker.RWMutexOptions{StarvationThreshold: starveAfter}), nil)
-	require.Eventually(t, func() bool { return e.starvingIntents(c, name) == 1 }, 10*time.Second, time.Millisecond,
+	e.until(t, func() bool { return e.starvingIntents(c, name) == 1 }, 10*time.Second,
 		"call: the waiting writer's intent starves (admin HGETALL of the lock's hash)")
 
 	g.gate.Lock() // the starving writer's process can send nothing now

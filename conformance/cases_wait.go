@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -52,11 +53,11 @@ func lockAsync(ctx context.Context, m *locker.Mutex) <-chan lockResult {
 }
 
 // awaitCalls waits until at least n script calls of cs have returned (a
-// call merely started may still reach Redis after what the case does next).
-func awaitCalls(t *testing.T, cs *countingScripter, n int64, what string) {
+// call merely started may still reach Redis after what the case does next);
+// a miss is timing (see until).
+func (e *env) awaitCalls(t *testing.T, cs *countingScripter, n int64, what string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return cs.returned.Load() >= n }, 10*time.Second, time.Millisecond,
-		"call: %s: want at least %d script calls answered", what, n)
+	e.until(t, func() bool { return cs.returned.Load() >= n }, 10*time.Second, fmt.Sprintf("call: %s: at least %d script calls answered", what, n))
 }
 
 func checkPushWakeup(t *testing.T, e *env) {
@@ -67,7 +68,7 @@ func checkPushWakeup(t *testing.T, e *env) {
 	cs := &countingScripter{Scripter: e.s}
 	waiter := e.mutex(e.clientOn(cs, slowPolling), "push", time.Minute, &locker.MutexOptions{StarvationThreshold: -1})
 	got := lockAsync(e.ctx, waiter)
-	awaitCalls(t, cs, 2, "waiter Lock before the release")
+	e.awaitCalls(t, cs, 2, "waiter Lock before the release")
 	require.NoError(t, h.Unlock(e.ctx), "call: holder Unlock")
 	select {
 	case r := <-got:
@@ -103,7 +104,7 @@ func checkLostWakeup(t *testing.T, e *env) {
 	cs := &countingScripter{Scripter: e.s}
 	waiter := e.mutex(e.clientOn(cs, slowPolling), "lost-wakeup", time.Minute, nil)
 	got := lockAsync(e.ctx, waiter)
-	awaitCalls(t, cs, 2, "waiter Lock before the release")
+	e.awaitCalls(t, cs, 2, "waiter Lock before the release")
 	killed := e.killSubscribers(e.client(nil).Key("lost-wakeup"))
 	require.NotZero(t, killed, "call: admin CLIENT KILL of the connections with shard subscriptions on the lock's node")
 	e.lapsedDone(t, h.Unlock(e.ctx), granted, 2*time.Second, "call: holder Unlock, published while the waiter's subscription is gone")

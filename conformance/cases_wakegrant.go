@@ -99,7 +99,7 @@ func checkWakeUpGrant(t *testing.T, e *env, opts *locker.MutexOptions) {
 
 	g := &gatedScripter{countingScripter: &countingScripter{Scripter: e.s}}
 	got := lockAsync(e.ctx, e.mutex(e.clientOn(g, slowPolling), name, wakeUpTTL, opts))
-	require.Eventually(t, func() bool { return len(e.waiterIDs(c, name, opts.FIFO)) == 1 }, 10*time.Second, time.Millisecond,
+	e.until(t, func() bool { return len(e.waiterIDs(c, name, opts.FIFO)) == 1 }, 10*time.Second,
 		"call: the waiter is queued (or starving)")
 	// The waiter has settled once its calls up to the wait returned: a
 	// FIFO waiter's first (queued) and the one after it subscribed; a
@@ -109,7 +109,7 @@ func checkWakeUpGrant(t *testing.T, e *env, opts *locker.MutexOptions) {
 	if opts.FIFO {
 		settled = 2
 	}
-	awaitCalls(t, g.countingScripter, settled, "the waiter's calls before it waits")
+	e.awaitCalls(t, g.countingScripter, settled, "the waiter's calls before it waits")
 	calls := g.evalsha.Load() + g.eval.Load()
 
 	g.gate.Lock() // the waiter's process can send nothing now

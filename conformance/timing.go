@@ -322,6 +322,16 @@ func (e *env) eventually(t *testing.T, cond func() bool, within time.Duration, w
 	return e.timely(t, waitFor(cond, within), fmt.Sprintf("%s: not within %v", what, within))
 }
 
+// until waits up to within for cond, a state the rule arranges before it
+// judges (a waiter queued, a lease expired); a miss is timing (see
+// eventually) and stops the test.
+func (e *env) until(t *testing.T, cond func() bool, within time.Duration, what string) {
+	t.Helper()
+	if !e.eventually(t, cond, within, what) {
+		t.SkipNow()
+	}
+}
+
 // setupDone requires err, a set-up call's error, to be nil; a deadline
 // (the machine ran too late for the call to answer in time) is timing
 // instead (see timely), and stops the test.
