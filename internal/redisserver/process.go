@@ -24,8 +24,10 @@ const (
 	// aclFileName is the server's ACL file inside its directory; ACL users
 	// saved there survive Restart and Kill.
 	aclFileName = "users.acl"
-	// readyTimeout bounds the wait for a started process to answer.
-	readyTimeout = 10 * time.Second
+	// readyTimeout bounds the wait for a started process to answer: long,
+	// for a machine whose cores other processes keep busy (a server that
+	// printed "Ready" went unanswered for 11 s beside 8 spinning ones).
+	readyTimeout = 30 * time.Second
 	// stopGrace is how long a process has to exit after SIGTERM.
 	stopGrace = 2 * time.Second
 	// startAttempts bounds retries on a port taken between probe and bind.
