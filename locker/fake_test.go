@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -325,4 +326,29 @@ func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// heldMutex returns a Client on a warm fake, the test's context and a
+// lease of the mutex "n" (TTL one minute) taken through them.
+func heldMutex(t testing.TB) (*locker.Client, *fakeScripter, context.Context, *locker.Lease) {
+	t.Helper()
+	c, f := newClient(t, nil)
+	ctx := testCtx(t)
+	l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
+	require.NoError(t, err)
+	return c, f, ctx, l
+}
+
+// failFirst makes f's first call of script fail with errConn (an unknown
+// outcome) and answer every later one with reply. It returns the count of
+// calls made.
+func failFirst(f *fakeScripter, reply any, script string) *atomic.Int32 {
+	var tries atomic.Int32
+	f.handle(func(context.Context, call) (any, error) {
+		if tries.Add(1) == 1 {
+			return nil, errConn
+		}
+		return reply, nil
+	}, script)
+	return &tries
 }

@@ -303,13 +303,7 @@ func TestUnlockEarlierTryReleased(t *testing.T) {
 			ctx := testCtx(t)
 			l, err := newMutex(t, c, "n", tc.ttl, nil).TryLock(ctx)
 			require.NoError(t, err)
-			var tries atomic.Int32
-			f.handle(func(context.Context, call) (any, error) {
-				if tries.Add(1) == 1 {
-					return nil, errConn
-				}
-				return tc.status, nil
-			}, "release")
+			tries := failFirst(f, tc.status, "release")
 			err = l.Unlock(ctx)
 			if tc.want == nil {
 				require.NoError(t, err)
@@ -321,25 +315,12 @@ func TestUnlockEarlierTryReleased(t *testing.T) {
 		})
 	}
 	t.Run("unexpected status after a retry", func(t *testing.T) {
-		c, f := newClient(t, nil)
-		ctx := testCtx(t)
-		l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
-		require.NoError(t, err)
-		var tries atomic.Int32
-		f.handle(func(context.Context, call) (any, error) {
-			if tries.Add(1) == 1 {
-				return nil, errConn
-			}
-			return int64(7), nil
-		}, "release")
-		err = l.Unlock(ctx)
-		require.ErrorIs(t, err, locker.ErrUnexpectedReply)
+		_, f, ctx, l := heldMutex(t)
+		failFirst(f, int64(7), "release")
+		require.ErrorIs(t, l.Unlock(ctx), locker.ErrUnexpectedReply)
 	})
 	t.Run("one try", func(t *testing.T) {
-		c, f := newClient(t, nil)
-		ctx := testCtx(t)
-		l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
-		require.NoError(t, err)
+		_, f, ctx, l := heldMutex(t)
 		f.reply(int64(0), "release")
 		require.ErrorIs(t, l.Unlock(ctx), locker.ErrExpired, "one try: gone means expired")
 	})
@@ -396,19 +377,10 @@ func TestValidUntil(t *testing.T) {
 }
 
 func TestExtendNumbers(t *testing.T) {
-	c, f := newClient(t, nil)
-	ctx := testCtx(t)
-	l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
-	require.NoError(t, err)
+	_, f, ctx, l := heldMutex(t)
 
 	// A retry after a connection failure resends the same number.
-	var tries atomic.Int32
-	f.handle(func(context.Context, call) (any, error) {
-		if tries.Add(1) == 1 {
-			return nil, errConn
-		}
-		return int64(1), nil
-	}, "extend")
+	failFirst(f, int64(1), "extend")
 	require.NoError(t, l.Extend(ctx, time.Minute))
 	f.handle(nil, "extend")
 	require.NoError(t, l.Extend(ctx, time.Minute))
@@ -431,10 +403,7 @@ func TestExtendNumbers(t *testing.T) {
 // never moves the deadline set by a newer one: the server applied them in
 // the order their replies say.
 func TestExtendRepliesOutOfOrder(t *testing.T) {
-	c, f := newClient(t, nil)
-	ctx := testCtx(t)
-	l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
-	require.NoError(t, err)
+	_, f, ctx, l := heldMutex(t)
 	arrived, proceed := make(chan struct{}), make(chan struct{})
 	f.handle(func(_ context.Context, c call) (any, error) {
 		if c.args[3] == "1" {
@@ -836,10 +805,7 @@ func TestUnlockRidesOutMoved(t *testing.T) {
 		{"connection failures", errConn, 4, 5, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, f := newClient(t, nil)
-			ctx := testCtx(t)
-			l, err := newMutex(t, c, "n", time.Minute, nil).TryLock(ctx)
-			require.NoError(t, err)
+			c, f, ctx, l := heldMutex(t)
 			var tries atomic.Int32
 			f.handle(func(context.Context, call) (any, error) {
 				if tries.Add(1) <= tc.failures {
@@ -847,7 +813,7 @@ func TestUnlockRidesOutMoved(t *testing.T) {
 				}
 				return int64(1), nil
 			}, "release")
-			err = l.Unlock(ctx)
+			err := l.Unlock(ctx)
 			if tc.wantErr {
 				require.Error(t, err)
 			} else {

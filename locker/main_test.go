@@ -1,11 +1,7 @@
 package locker_test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
@@ -18,16 +14,4 @@ var redisAddr string
 // through internal/resptest (the runnable examples, which need a real
 // driver, are in drivers/goredis). A missing redis-server fails
 // the run with a message that names the fix.
-func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	srv, stop, err := redisserver.Launch(ctx)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "locker tests: starting redis-server:", err)
-		os.Exit(1)
-	}
-	redisAddr = srv.Addr
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { redisserver.Main(m, "locker tests", &redisAddr, nil) }

@@ -52,18 +52,37 @@ import (
 // only what that call granted and has Redis refuse it should it arrive
 // later. A Lock that gives up leaves the queue in the background too.
 type Mutex struct {
+	lockBase
+	fifo    bool
+	queueMS int64    // a queued waiter's entry lifetime
+	keys    []string // lock, queue, queue expiries, abandoned calls
+}
+
+// lockBase is what a Mutex and an RWMutex are made of: a name on a Client
+// and the settings of its leases (see newLockBase).
+type lockBase struct {
 	c         *Client
 	name      string
 	ttlMS     int64
+	ttlArg    string // ttlMS in decimal, as the scripts take it
 	owner     string
 	reentrant bool
 	refresh   bool
-	fifo      bool
-	starve    time.Duration // StarvationThreshold; 0: never (FIFO, or negative)
-	ttlArg    string        // ttlMS in decimal, as the scripts take it
-	queueMS   int64         // a queued waiter's entry lifetime
-	keys      []string      // lock, queue, queue expiries, abandoned calls
+	starve    time.Duration // StarvationThreshold; 0: never
 	wake      string        // the wake channel
+}
+
+// newLockBase checks a lock's settings (validLock) and applies the
+// default StarvationThreshold (negative: never).
+func (c *Client) newLockBase(name string, ttl time.Duration, owner string, reentrant, refresh bool, starve time.Duration) (lockBase, error) {
+	ms, err := c.validLock(name, ttl, owner, reentrant)
+	if err != nil {
+		return lockBase{}, err
+	}
+	return lockBase{
+		c: c, name: name, ttlMS: ms, ttlArg: strconv.FormatInt(ms, 10), owner: owner, reentrant: reentrant, refresh: refresh,
+		starve: max(cmp.Or(starve, DefaultStarvationThreshold), 0), wake: c.Key(name) + ":wake",
+	}, nil
 }
 
 // NewMutex returns the mutex called name whose leases last ttl unless
@@ -76,21 +95,15 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 	if opts != nil {
 		o = *opts
 	}
-	ms, err := c.validLock(name, ttl, o.Owner, o.Reentrant)
+	b, err := c.newLockBase(name, ttl, o.Owner, o.Reentrant, o.AutoRefresh, o.StarvationThreshold)
 	if err != nil {
 		return nil, err
 	}
-	k := c.Key(name)
-	starve := cmp.Or(o.StarvationThreshold, DefaultStarvationThreshold)
-	if starve < 0 || o.FIFO {
-		starve = 0
+	if o.FIFO {
+		b.starve = 0
 	}
-	return &Mutex{
-		c: c, name: name, ttlMS: ms, ttlArg: strconv.FormatInt(ms, 10), owner: o.Owner, reentrant: o.Reentrant,
-		refresh: o.AutoRefresh, fifo: o.FIFO, starve: starve, queueMS: queueTTL(ms),
-		keys: []string{k, k + ":q", k + ":qx", k + ":x"},
-		wake: k + ":wake",
-	}, nil
+	k := c.Key(name)
+	return &Mutex{lockBase: b, fifo: o.FIFO, queueMS: queueTTL(b.ttlMS), keys: []string{k, k + ":q", k + ":qx", k + ":x"}}, nil
 }
 
 // Name returns the lock's name.

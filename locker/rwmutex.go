@@ -1,10 +1,8 @@
 package locker
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -119,15 +117,8 @@ type RWMutexOptions struct {
 //     under the write lease), or take the write lock and Downgrade.
 //   - An owner that holds the write lock may also take read holds.
 type RWMutex struct {
-	c         *Client
-	name      string
-	ttlMS     int64
-	owner     string
-	reentrant bool
-	refresh   bool
-	starve    time.Duration // StarvationThreshold of writers; 0: never
-	keys      []string      // the read-write hash and its read expiries: every script's keys
-	wake      string        // the wake channel
+	lockBase
+	keys []string // the read-write hash and its read expiries: every script's keys
 }
 
 // NewRWMutex returns the read-write lock called name whose leases last ttl
@@ -140,19 +131,12 @@ func (c *Client) NewRWMutex(name string, ttl time.Duration, opts *RWMutexOptions
 	if opts != nil {
 		o = *opts
 	}
-	ms, err := c.validLock(name, ttl, o.Owner, o.Reentrant)
+	b, err := c.newLockBase(name, ttl, o.Owner, o.Reentrant, o.AutoRefresh, o.StarvationThreshold)
 	if err != nil {
 		return nil, err
 	}
 	k := c.Key(name)
-	starve := cmp.Or(o.StarvationThreshold, DefaultStarvationThreshold)
-	if starve < 0 {
-		starve = 0
-	}
-	return &RWMutex{
-		c: c, name: name, ttlMS: ms, owner: o.Owner, reentrant: o.Reentrant, refresh: o.AutoRefresh, starve: starve,
-		keys: []string{k + ":rw", k + ":rwr"}, wake: k + ":wake",
-	}, nil
+	return &RWMutex{lockBase: b, keys: []string{k + ":rw", k + ":rwr"}}, nil
 }
 
 // Name returns the lock's name.
@@ -275,7 +259,7 @@ func (rw *RWMutex) Downgrade(ctx context.Context, write *Lease) (read *Lease, er
 	}
 	rhold := rwRead + newToken()
 	start := time.Now()
-	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.keys, []string{write.owner, write.hold, strconv.FormatInt(rw.ttlMS, 10), rhold, rw.wake, write.singleArg()})
+	r, err := rw.c.run(ctx, scriptRWDowngrade, rw.keys, []string{write.owner, write.hold, rw.ttlArg, rhold, rw.wake, write.singleArg()})
 	var v [2]int64
 	if err == nil {
 		v, err = replyInts(scriptRWDowngrade, r)
@@ -321,7 +305,7 @@ func (rw *RWMutex) try(ctx context.Context, write bool, intent string, starved b
 		owner = id
 	}
 	s, hold := scriptRWRLock, rwRead+id
-	args := []string{owner, hold, strconv.FormatInt(rw.ttlMS, 10), rw.wake}
+	args := []string{owner, hold, rw.ttlArg, rw.wake}
 	if write {
 		s, hold = scriptRWLock, rwWrite+id
 		var st string

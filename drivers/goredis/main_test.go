@@ -23,27 +23,23 @@ var redisAddr string
 func TestMain(m *testing.M) {
 	logs := new(redislog.Counter)
 	redis.SetLogger(logs)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	srv, stop, err := redisserver.Launch(ctx)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "goredis example:", err)
-		os.Exit(1)
-	}
-	redisAddr = srv.Addr
-	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
-	stopExamples, err := setupExamples(ctx, srv.Addr)
-	cancel()
-	if err != nil {
-		stop()
-		fmt.Fprintln(os.Stderr, "goredis examples: starting the quorum example's redis-servers:", err)
-		os.Exit(1)
-	}
-	code := logs.After(m).Run()
-	stopExamples()
-	stop()
-	os.Exit(code)
+	redisserver.Main(runFunc(func() int {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		stopExamples, err := setupExamples(ctx, redisAddr)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "goredis examples: starting the quorum example's redis-servers:", err)
+			return 1
+		}
+		defer stopExamples()
+		return logs.After(m).Run()
+	}), "goredis examples", &redisAddr, nil)
 }
+
+// runFunc is a redisserver.Runner made of a function.
+type runFunc func() int
+
+func (f runFunc) Run() int { return f() }
 
 // setupExamples points the examples at servers of this test binary:
 // REDIS_ADDR at addr, TestMain's server, and REDIS_QUORUM_ADDRS at three

@@ -1,11 +1,7 @@
 package redigo_test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
@@ -13,16 +9,4 @@ import (
 // redisAddr is the redis-server TestMain starts for the runnable example.
 var redisAddr string
 
-func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	srv, stop, err := redisserver.Launch(ctx)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "redigo example:", err)
-		os.Exit(1)
-	}
-	redisAddr = srv.Addr
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { redisserver.Main(m, "redigo example", &redisAddr, nil) }

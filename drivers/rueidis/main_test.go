@@ -1,11 +1,8 @@
 package rueidis_test
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
@@ -19,23 +16,12 @@ var redisAddr string
 // run if a goroutine outlives them: every client must have been closed,
 // and no goroutine of the driver may keep running.
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	srv, stop, err := redisserver.Launch(ctx)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "rueidis:", err)
-		os.Exit(1)
-	}
-	redisAddr = srv.Addr
-	code := m.Run()
-	stop()
-	if code == 0 {
+	redisserver.Main(m, "rueidis", &redisAddr, func() error {
 		// rueidis v1.0.79's cluster client leaves a 5 s sleep behind
 		// after a slot refresh, even after Close (it ends by itself).
 		if err := leak.Find(leak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2")); err != nil {
-			fmt.Fprintln(os.Stderr, "rueidis: goroutines left after the tests:", err)
-			code = 1
+			return fmt.Errorf("goroutines left after the tests: %w", err)
 		}
-	}
-	os.Exit(code)
+		return nil
+	})
 }

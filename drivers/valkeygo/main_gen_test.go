@@ -3,11 +3,8 @@
 package valkeygo_test
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
@@ -21,23 +18,12 @@ var redisAddr string
 // run if a goroutine outlives them: every client must have been closed,
 // and no goroutine of the driver may keep running.
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	srv, stop, err := redisserver.Launch(ctx)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "valkeygo:", err)
-		os.Exit(1)
-	}
-	redisAddr = srv.Addr
-	code := m.Run()
-	stop()
-	if code == 0 {
+	redisserver.Main(m, "valkeygo", &redisAddr, func() error {
 		// valkey-go v1.0.79's cluster client leaves a 5 s sleep behind
 		// after a slot refresh, even after Close (it ends by itself).
 		if err := leak.Find(leak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2")); err != nil {
-			fmt.Fprintln(os.Stderr, "valkeygo: goroutines left after the tests:", err)
-			code = 1
+			return fmt.Errorf("goroutines left after the tests: %w", err)
 		}
-	}
-	os.Exit(code)
+		return nil
+	})
 }

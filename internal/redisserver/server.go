@@ -285,3 +285,35 @@ func Launch(ctx context.Context) (s *Server, stop func(), err error) {
 	}
 	return s, s.cleanup, nil
 }
+
+// Runner is what Main runs: a *testing.M, or a wrapper around one.
+type Runner interface{ Run() int }
+
+// Main is a TestMain around one server (Launch): it sets *addr to the
+// server's address, runs m, stops the server and exits with m's code.
+// after, if not nil, runs once the tests passed and fails the run on an
+// error (a goroutine left behind). label names the test binary in a
+// message, such as the one for a redis-server that does not start.
+func Main(m Runner, label string, addr *string, after func() error) {
+	os.Exit(run(m, label, addr, after))
+}
+
+func run(m Runner, label string, addr *string, after func() error) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	srv, stop, err := Launch(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: starting redis-server: %v\n", label, err)
+		return 1
+	}
+	*addr = srv.Addr
+	code := m.Run()
+	stop()
+	if code == 0 && after != nil {
+		if err := after(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", label, err)
+			return 1
+		}
+	}
+	return code
+}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -16,19 +15,7 @@ import (
 
 var addr string
 
-func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	srv, stop, err := redisserver.Launch(ctx)
-	cancel()
-	if err != nil {
-		os.Stderr.WriteString("resptest: " + err.Error() + "\n")
-		os.Exit(1)
-	}
-	addr = srv.Addr
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { redisserver.Main(m, "resptest", &addr, nil) }
 
 func TestScripter(t *testing.T) {
 	ctx := context.Background()

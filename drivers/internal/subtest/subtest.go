@@ -1,4 +1,5 @@
 // Package subtest holds the Subscriber checks the drivers' tests share:
+// Subscribe, which checks fan-out and unsubscribes;
 // Payloads, which publishes real messages and holds a driver's onMessage
 // calls to their payloads, and Recorder, which records them.
 //
@@ -8,6 +9,7 @@ package subtest
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,4 +84,44 @@ func Payloads(t *testing.T, ctx context.Context, s Driver) {
 	require.Equal(t, want, a1.Got(), "a1's payloads")
 	require.Equal(t, want, a2.Got(), "a2's payloads")
 	require.Equal(t, []string{"1700000000654321"}, b.Got(), "b's payloads")
+}
+
+// Subscribe checks Subscribe's fan-out on s: every subscriber of a channel
+// gets each message, an unsubscribe (idempotent) stops only its own
+// subscriber, and a channel's messages reach only its own; then Payloads.
+// Like Payloads, it leaves nothing subscribed.
+func Subscribe(t *testing.T, ctx context.Context, s Driver) {
+	t.Helper()
+	var a1, a2, b atomic.Int64
+	count := func(n *atomic.Int64) func(string) { return func(string) { n.Add(1) } }
+	unA1, err := s.Subscribe(ctx, "sub{a}:wake", count(&a1))
+	require.NoError(t, err)
+	unA2, err := s.Subscribe(ctx, "sub{a}:wake", count(&a2))
+	require.NoError(t, err)
+	unB, err := s.Subscribe(ctx, "sub{b}:wake", count(&b))
+	require.NoError(t, err)
+
+	publish := func(ch string) {
+		_, err := s.Eval(ctx, publishPayloadScript, []string{ch}, []string{"x"})
+		require.NoError(t, err)
+	}
+	for range 3 {
+		publish("sub{a}:wake")
+	}
+	publish("sub{b}:wake")
+	require.Eventually(t, func() bool { return a1.Load() == 3 && a2.Load() == 3 && b.Load() == 1 },
+		5*time.Second, 5*time.Millisecond, "a1=%d a2=%d b=%d", a1.Load(), a2.Load(), b.Load())
+
+	unA1()
+	unA1() // idempotent
+	publish("sub{a}:wake")
+	require.Eventually(t, func() bool { return a2.Load() == 4 }, 5*time.Second, 5*time.Millisecond)
+	require.Equal(t, int64(3), a1.Load(), "a1 after its unsubscribe")
+	require.Equal(t, int64(1), b.Load(), "b got messages of another channel")
+
+	unA2()
+	unB()
+	publish("sub{b}:wake")
+	require.Equal(t, int64(1), b.Load(), "b after its unsubscribe")
+	Payloads(t, ctx, s)
 }
