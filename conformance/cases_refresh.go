@@ -225,19 +225,22 @@ func checkDoCancelOnLoss(t *testing.T, e *env) {
 }
 
 func checkNoLeaks(t *testing.T, e *env) {
+	// The rule is about goroutines, not expiry: its auto-refreshed leases
+	// live long enough not to lapse on a slow machine.
+	const leakTTL = 10 * time.Second
 	// The driver's client first does what the rule does, on the same
 	// names: its own goroutines (a connection's background loop) come
 	// with its first calls, and are its to manage.
 	warm := e.client(nil)
-	wl, err := e.mutex(warm, "leak", refreshTTL, autoRefresh).TryLock(e.ctx)
+	wl, err := e.mutex(warm, "leak", leakTTL, autoRefresh).TryLock(e.ctx)
 	require.NoError(t, err, "call: warm-up TryLock")
 	wctx, cancel := context.WithTimeout(e.ctx, 100*time.Millisecond)
-	_, err = e.mutex(warm, "leak", refreshTTL, nil).Lock(wctx)
+	_, err = e.mutex(warm, "leak", leakTTL, nil).Lock(wctx)
 	cancel()
 	require.ErrorIs(t, err, locker.ErrNotObtained, "call: warm-up waiter Lock until its ctx ends")
 	require.NoError(t, wl.Unlock(e.ctx), "call: warm-up Unlock")
 	for _, name := range []string{"leak-a", "leak-b"} {
-		l, err := e.mutex(warm, name, refreshTTL, autoRefresh).TryLock(e.ctx)
+		l, err := e.mutex(warm, name, leakTTL, autoRefresh).TryLock(e.ctx)
 		require.NoError(t, err, "call: warm-up TryLock %s", name)
 		require.NoError(t, l.Unlock(e.ctx), "call: warm-up Unlock %s", name)
 	}
@@ -249,10 +252,10 @@ func checkNoLeaks(t *testing.T, e *env) {
 	c := e.client(nil)
 
 	// Unlock of an auto-refreshed lease after a waiter came and went.
-	l, err := e.mutex(c, "leak", refreshTTL, autoRefresh).TryLock(e.ctx)
+	l, err := e.mutex(c, "leak", leakTTL, autoRefresh).TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock")
 	wctx, cancel = context.WithTimeout(e.ctx, 100*time.Millisecond)
-	_, err = e.mutex(c, "leak", refreshTTL, nil).Lock(wctx)
+	_, err = e.mutex(c, "leak", leakTTL, nil).Lock(wctx)
 	cancel()
 	require.ErrorIs(t, err, locker.ErrNotObtained, "call: waiter Lock until its ctx ends")
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
@@ -261,7 +264,7 @@ func checkNoLeaks(t *testing.T, e *env) {
 	// Close with auto-refreshed leases still held.
 	c2 := e.client(nil)
 	for _, name := range []string{"leak-a", "leak-b"} {
-		_, err := e.mutex(c2, name, refreshTTL, autoRefresh).TryLock(e.ctx)
+		_, err := e.mutex(c2, name, leakTTL, autoRefresh).TryLock(e.ctx)
 		require.NoError(t, err, "call: TryLock %s", name)
 	}
 	require.NoError(t, c2.Close(), "call: Close")

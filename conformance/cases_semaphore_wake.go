@@ -141,20 +141,29 @@ func checkSemOneWakePerPermit(t *testing.T, e *env) {
 	}
 }
 
+// twoWaiting takes hold of a semaphore's permits (of permits, as name)
+// and queues two waiters behind the lease, a asking askA and b askB, each
+// settled and waiting.
+func (e *env) twoWaiting(t *testing.T, name string, permits, hold, askA, askB int, opts *locker.SemaphoreOptions) (*locker.Semaphore, *locker.Lease, *semWaiter, *semWaiter) {
+	t.Helper()
+	holder := e.sem(e.client(nil), name, permits, 30*time.Second, opts)
+	h, err := holder.TryAcquire(e.ctx, hold)
+	require.NoError(t, err, "call: TryAcquire(%d)", hold)
+	a := e.startSemWaiter(name, permits, askA, 30*time.Second, opts, "a")
+	b := e.startSemWaiter(name, permits, askB, 30*time.Second, opts, "b")
+	e.settle(t, a, b)
+	a.waiting(t, "a, before the Unlock")
+	b.waiting(t, "b, before the Unlock")
+	return holder, h, a, b
+}
+
 func checkSemWakePassesOn(t *testing.T, e *env) {
 	t.Run("gone", func(t *testing.T) {
 		// Permits 1: the holder's Unlock wakes a (the oldest); a's try is
 		// held back and its context ends; its clean-up hands the wake-up
 		// on to b.
 		const name = "pass-gone"
-		holder := e.sem(e.client(nil), name, 1, 30*time.Second, nil)
-		h, err := holder.TryAcquire(e.ctx, 1)
-		require.NoError(t, err, "call: TryAcquire(1)")
-		a := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "a")
-		b := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "b")
-		e.settle(t, a, b)
-		a.waiting(t, "a, before the Unlock")
-		b.waiting(t, "b, before the Unlock")
+		_, h, a, b := e.twoWaiting(t, name, 1, 1, 1, 1, nil)
 		arm := a.f.holdBack("sem_acquire", 1, a.cancel)
 		require.NoError(t, h.Unlock(e.ctx), "call: Unlock")
 		arm.awaitApplied(t, 1, "a's woken try")
@@ -170,14 +179,7 @@ func checkSemWakePassesOn(t *testing.T, e *env) {
 		// refused and hands the wake-up on to b.
 		const name = "pass-fit"
 		never := &locker.SemaphoreOptions{StarvationThreshold: -1}
-		holder := e.sem(e.client(nil), name, 2, 30*time.Second, never)
-		h, err := holder.TryAcquire(e.ctx, 2)
-		require.NoError(t, err, "call: TryAcquire(2)")
-		a := e.startSemWaiter(name, 2, 2, 30*time.Second, never, "a")
-		b := e.startSemWaiter(name, 2, 1, 30*time.Second, never, "b")
-		e.settle(t, a, b)
-		a.waiting(t, "a, before the Unlock")
-		b.waiting(t, "b, before the Unlock")
+		holder, h, a, b := e.twoWaiting(t, name, 2, 2, 2, 1, never)
 		calls := b.f.count("sem_acquire")
 		arm := a.f.delayBy("sem_acquire", 1, 300*time.Millisecond)
 		require.NoError(t, h.Unlock(e.ctx), "call: Unlock of the lease of 2")
@@ -197,14 +199,7 @@ func checkSemWakePassesOn(t *testing.T, e *env) {
 		// its clean-up frees the permit and hands the wake-up on, so a
 		// (retrying) or b is granted at once, then the other.
 		const name = "pass-lost"
-		holder := e.sem(e.client(nil), name, 1, 30*time.Second, nil)
-		h, err := holder.TryAcquire(e.ctx, 1)
-		require.NoError(t, err, "call: TryAcquire(1)")
-		a := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "a")
-		b := e.startSemWaiter(name, 1, 1, 30*time.Second, nil, "b")
-		e.settle(t, a, b)
-		a.waiting(t, "a, before the Unlock")
-		b.waiting(t, "b, before the Unlock")
+		_, h, a, b := e.twoWaiting(t, name, 1, 1, 1, 1, nil)
 		arm := a.f.lose("sem_acquire", 1)
 		require.NoError(t, h.Unlock(e.ctx), "call: Unlock")
 		arm.awaitApplied(t, 1, "a's woken try, granted, its reply lost")
