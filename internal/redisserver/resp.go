@@ -37,8 +37,7 @@ type conn struct {
 // the server name; AUTH; SELECT); it blocks until connected and set up or
 // ctx is done.
 func dial(ctx context.Context, addr string, d Dial) (*conn, error) {
-	var nd net.Dialer
-	nc, err := nd.DialContext(ctx, "tcp", addr)
+	nc, err := connect(ctx, addr)
 	if err != nil {
 		return nil, ctxErr(ctx, err)
 	}
@@ -119,6 +118,26 @@ func (c *conn) alive() bool {
 		nc = tc.NetConn()
 	}
 	return peekIdle(nc) == nil && c.nc.SetDeadline(time.Time{}) == nil
+}
+
+// connectTry bounds one TCP connect to a test server, where a handshake
+// takes microseconds: beside a CPU hog, connects to live servers now and
+// then went unanswered for 10 s. A fresh try, from another port, costs
+// nothing.
+const connectTry = 2 * time.Second
+
+// connect dials addr, trying again while a try times out and ctx lives.
+func connect(ctx context.Context, addr string) (net.Conn, error) {
+	var nd net.Dialer
+	for {
+		tctx, cancel := context.WithTimeout(ctx, connectTry)
+		nc, err := nd.DialContext(tctx, "tcp", addr)
+		cancel()
+		var ne net.Error
+		if err == nil || ctx.Err() != nil || !errors.As(err, &ne) || !ne.Timeout() {
+			return nc, err
+		}
+	}
 }
 
 // ctxErr joins ctx's error to err when ctx is done, so that both
