@@ -56,6 +56,10 @@ type Mutex struct {
 	fifo    bool
 	queueMS int64    // a queued waiter's entry lifetime
 	keys    []string // lock, queue, queue expiries, abandoned calls
+	// ops and leaseKeys, when set, are the scripts and keys of the leases
+	// it grants (an Election's terms); otherwise mutexOps and keys.
+	ops       *leaseOps
+	leaseKeys []string
 }
 
 // lockBase is what a Mutex and an RWMutex are made of: a name on a Client
@@ -427,12 +431,15 @@ func takeSpare(spare **Lease) *Lease {
 // lease makes nl the lease of a grant of this mutex to owner, its hold
 // named hold, valid from start.
 func (m *Mutex) lease(nl *Lease, start time.Time, owner, hold string, fence int64) (*Lease, error) {
-	keys := m.keys[:1]
-	if m.fifo {
+	ops, keys := mutexOps, m.keys[:1]
+	switch {
+	case m.ops != nil:
+		ops, keys = m.ops, m.leaseKeys
+	case m.fifo:
 		keys = m.keys[:3] // the release hands the lock to the queue's head
 	}
 	return m.c.newLeaseIn(nl, grant{
-		ops: mutexOps, name: m.name, keys: keys, wake: m.wake,
+		ops: ops, name: m.name, keys: keys, wake: m.wake,
 		owner: owner, hold: hold, fence: fence, single: m.owner != "" && !m.reentrant,
 	}, start, m.ttlMS, m.refresh)
 }
