@@ -276,7 +276,7 @@ func (e *env) timing(t *testing.T, kind timingKind, figures string) {
 	if kind == timingNotJudged {
 		t.Logf("timing: not judged on this machine (lag at or above %v): %s", lagLimit, figures)
 	} else {
-		t.Logf("timing: bound exceeded (lag under %v): %s", lagLimit, figures)
+		t.Logf("timing: bound exceeded (lag under %v, or a hang: %v or more): %s", lagLimit, hangAfter, figures)
 	}
 	e.timingMu.Lock()
 	defer e.timingMu.Unlock()
