@@ -642,6 +642,7 @@ func allCases() []testCase {
 	cs = append(cs, badInputCases...)
 	cs = append(cs, aclCases...)
 	cs = append(cs, claimCases...)
+	cs = append(cs, electionCases...)
 	cs = append(cs, rwCases...)
 	cs = append(cs, outcomeCases...)
 	cs = append(cs, stallCases...)

@@ -14,13 +14,15 @@ import (
 var ErrNoLeader = errors.New("locker: no leader")
 
 var (
+	scriptElectRelease  = mustScript("elect_release")
 	scriptElectExtend   = mustScript("elect_extend")
 	scriptElectProclaim = mustScript("elect_proclaim")
 	scriptElectLeader   = mustReadOnly("elect_leader")
 )
 
-// electOps act on terms: a term's extend keeps its leader record alive.
-var electOps = &leaseOps{release: scriptRelease, extend: scriptElectExtend, pttl: scriptPTTL, keys: 4}
+// electOps act on terms: a term's extend keeps its leader record alive,
+// its release drops it.
+var electOps = &leaseOps{release: scriptElectRelease, extend: scriptElectExtend, pttl: scriptPTTL, keys: 4}
 
 // Election elects one leader per name among the candidates of every
 // Client: the candidate holding the name's FIFO, auto-refreshed Mutex
@@ -128,6 +130,9 @@ func (e *Election) Campaign(ctx context.Context, value string) (*Term, error) {
 // ended), with ErrHeldByOther when another candidate leads now, or with
 // the Scripter's error (the outcome is then unknown).
 func (e *Election) Proclaim(ctx context.Context, value string) error {
+	if err := e.m.c.check(ctx); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	t := e.term
 	e.mu.Unlock()
@@ -140,6 +145,9 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 // Resign ends this Election's term, if any, and hands leadership to the
 // next candidate in the same round trip. It fails as Lease.Unlock.
 func (e *Election) Resign(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	e.mu.Lock()
 	t := e.term
 	e.term = nil

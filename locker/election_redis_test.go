@@ -81,6 +81,9 @@ func TestElectionCampaignResign(t *testing.T) {
 	require.NoError(t, b.Resign(ctx))
 	_, err = a.Leader(ctx)
 	require.ErrorIs(t, err, locker.ErrNoLeader, "after the last Resign")
+	n, err := env.rdb.Do(ctx, "EXISTS", env.prefix+"{jobs}:leader")
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), n, "the leader record after the last Resign: it goes with its term")
 	require.NoError(t, b.Resign(ctx), "Resign without a term")
 }
 

@@ -24,6 +24,7 @@ func TestCLI(t *testing.T) {
 		t.Run("release", func(t *testing.T) { testRelease(t, d) })
 		t.Run("flags-order", func(t *testing.T) { testFlagsOrder(t, d) })
 		t.Run("semaphore", func(t *testing.T) { testSemaphore(t, d) })
+		t.Run("leader", func(t *testing.T) { testLeader(t, d) })
 	})
 }
 
@@ -430,4 +431,52 @@ func testSemaphore(t *testing.T, d *deployment) {
 	st, err := d.locks.Inspect(ctx, name)
 	require.NoError(t, err)
 	assert.True(t, st.Free(), "nothing holds the semaphore after release --force: %+v", st.Semaphore)
+}
+
+func testLeader(t *testing.T, d *deployment) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const name = "elected"
+	r := d.cli(t, "leader", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Equal(t, name+": no leader\n", r.stdout)
+
+	wctx, stop := context.WithCancel(ctx)
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(wctx, append([]string{"leader", "--watch", "--json", name}, d.flags...), &out, &errOut)
+	}()
+	lines := func() []leaderJSON {
+		var ls []leaderJSON
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if l == "" {
+				continue
+			}
+			var v leaderJSON
+			require.NoError(t, json.Unmarshal([]byte(l), &v), "a JSON object a line: %q", l)
+			ls = append(ls, v)
+		}
+		return ls
+	}
+	el, err := d.locks.NewElection(name, 30*time.Second, nil)
+	require.NoError(t, err)
+	term, err := el.Campaign(ctx, "worker-1")
+	require.NoError(t, err)
+	r = d.cli(t, "leader", name)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, fmt.Sprintf("%s: leader \"worker-1\", term %d, since ", name, term.Fence()))
+	require.Eventually(t, func() bool { return len(lines()) >= 1 }, 10*time.Second, 5*time.Millisecond, "--watch prints the leader")
+	assert.Equal(t, leaderJSON{Name: name, Term: term.Fence(), Value: "worker-1", Since: lines()[0].Since}, lines()[0])
+	require.NoError(t, el.Proclaim(ctx, "worker-1b"))
+	require.Eventually(t, func() bool { return len(lines()) >= 2 }, 10*time.Second, 5*time.Millisecond, "--watch prints the Proclaim")
+	assert.Equal(t, "worker-1b", lines()[1].Value)
+	require.NoError(t, el.Resign(ctx))
+	stop()
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+	case <-ctx.Done():
+		t.Fatal("leader --watch did not return after its context ended")
+	}
 }

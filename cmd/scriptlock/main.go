@@ -7,6 +7,8 @@
 //	scriptlock [flags] watch   [flags] NAME     redraw a lock's state as it changes
 //	scriptlock [flags] release --force --yes-really [flags] NAME
 //	                                            end the current holders' leases
+//	scriptlock [flags] leader  [--watch] NAME   an election's leader; --watch
+//	                                            follows it
 //
 // Flags, before or after the command (and among the names); a flag given
 // twice takes its later value. The command's own flags (release --force,
@@ -77,6 +79,8 @@ commands:
   watch NAME        redraw the lock's state whenever it changes, until interrupted
   release --force --yes-really NAME
                     end the current holders' leases of NAME (an operator's escape hatch)
+  leader [--watch] NAME
+                    show the leader of election NAME; --watch prints every new leader
 
 flags (before or after the command; given twice, the later wins):
   --url URL         redis:// or rediss:// URL (default $SCRIPTLOCK_URL, else redis://localhost:6379)
@@ -116,6 +120,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		f = cmdWatch
 	case "release":
 		f = cmdRelease
+	case "leader":
+		f = cmdLeader
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -127,7 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // errNoCommand is commandFirst's error for flags without a command.
-var errNoCommand = errors.New("give a command after the flags: inspect, list, watch or release")
+var errNoCommand = errors.New("give a command after the flags: inspect, list, watch, release or leader")
 
 // commandFirst moves the shared flags given before the command to just
 // after it ("--url U list --json" becomes "list --url U --json"), where the

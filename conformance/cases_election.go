@@ -1,0 +1,354 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scriptlock/scriptlock/locker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// electionCases check Election: one leader per name, fenced terms, the
+// hand-over on Resign, and Observe.
+var electionCases = []testCase{
+	{
+		name:  "Election/OneLeader",
+		rule:  "Six candidates on three Clients campaign for one name, three terms each: never two valid terms at once, each term's number above every earlier one (history checker), and while a term lasts Leader reports its number and value.",
+		check: checkElectionOneLeader,
+	},
+	{
+		name:  "Election/ResignHandsOver",
+		rule:  "Resign hands leadership to the waiting candidate: its Campaign returns soon after (timing), with a higher term, and Leader reports it.",
+		check: checkElectionResignHandsOver,
+	},
+	{
+		name:  "Election/LeaderGone",
+		rule:  "When a leader's Client closes without Resign, the waiting candidate leads once the term's TTL has passed, and within the TTL plus a bounded margin (timing).",
+		check: checkElectionLeaderGone,
+	},
+	{
+		name:  "Election/ProclaimOwnerChecked",
+		rule:  "Proclaim by a deposed leader fails with ErrExpired or ErrHeldByOther and changes nothing: Leader still reports the new leader's term and value.",
+		check: checkElectionProclaimOwnerChecked,
+	},
+	{
+		name:  "Election/ObserveSeesEveryTerm",
+		rule:  "Observe starts with the current leader, reports leaders in increasing term order (and a term's values in the order proclaimed), and always reports the last one.",
+		check: checkElectionObserve,
+	},
+	{
+		name:  "Election/BadInput",
+		rule:  "NewElection refuses a bad name or TTL with its typed error; Campaign, Proclaim, Leader and Resign refuse a nil context with ErrNilContext; nothing is left behind in Redis.",
+		check: checkElectionBadInput,
+	},
+	{
+		name:  "Election/Outcome/Proclaim",
+		rule:  "A Proclaim whose first reply is lost is retried and applied once; one delayed past its context returns promptly, and the value it carried is no older than what Leader reported before it.",
+		check: checkElectionProclaimOutcome,
+	},
+	{
+		name:  "Election/Outcome/Resign",
+		rule:  "A Resign whose reply is lost ends the term at once (Valid false, Context cancelled) and is completed in the background: the next candidate leads soon after (timing).",
+		check: checkElectionResignLost,
+	},
+}
+
+// electionTTL is the TTL of the terms of rules not about expiry: long
+// enough not to lapse on a slow machine.
+const electionTTL = 10 * time.Second
+
+// election returns the election name on c, failing the test on error.
+func (e *env) election(c *locker.Client, name string, ttl time.Duration) *locker.Election {
+	e.t.Helper()
+	el, err := c.NewElection(name, ttl, nil)
+	require.NoError(e.t, err, "call: NewElection(%q, %v)", name, ttl)
+	return el
+}
+
+// campaignAsync runs el.Campaign(ctx, value) in a goroutine.
+func campaignAsync(ctx context.Context, el *locker.Election, value string) <-chan termResult {
+	ch := make(chan termResult, 1)
+	go func() {
+		t, err := el.Campaign(ctx, value)
+		ch <- termResult{t, err}
+	}()
+	return ch
+}
+
+type termResult struct {
+	t   *locker.Term
+	err error
+}
+
+// termHeld is a term as the history checker sees it: Resign ends it.
+type termHeld struct {
+	el *locker.Election
+	t  *locker.Term
+}
+
+func (h termHeld) ValidUntil() time.Time            { return h.t.ValidUntil() }
+func (h termHeld) Valid() bool                      { return h.t.Valid() }
+func (h termHeld) Unlock(ctx context.Context) error { return h.el.Resign(ctx) }
+
+// addTerm records t, granted just now to candidate, in h.
+func (h *history) addTerm(el *locker.Election, t *locker.Term, candidate string) *grant {
+	g := &grant{l: termHeld{el, t}, name: el.Name(), kind: "mutex", owner: candidate, fence: t.Fence(), start: time.Now()}
+	h.mu.Lock()
+	h.grants = append(h.grants, g)
+	h.mu.Unlock()
+	return g
+}
+
+func checkElectionOneLeader(t *testing.T, e *env) {
+	const clients, perClient, rounds = 3, 2, 3
+	var h history
+	var wg sync.WaitGroup
+	for i := range clients {
+		c := e.client(nil)
+		for j := range perClient {
+			candidate := fmt.Sprintf("c%d.%d", i, j)
+			el := e.election(c, "one", electionTTL)
+			wg.Go(func() {
+				for r := range rounds {
+					value := fmt.Sprintf("%s-r%d", candidate, r)
+					term, err := el.Campaign(e.ctx, value)
+					if !assert.NoError(t, err, "call: %s: Campaign", value) {
+						return
+					}
+					g := h.addTerm(el, term, candidate)
+					l, err := el.Leader(e.ctx)
+					if assert.NoError(t, err, "call: %s: Leader while leading", value) && term.Valid() {
+						assert.Equal(t, term.Fence(), l.Term, "call: %s: Leader().Term while leading", value)
+						assert.Equal(t, value, l.Value, "call: %s: Leader().Value while leading", value)
+					}
+					time.Sleep(2 * time.Millisecond)
+					assert.NoError(t, h.unlock(e.ctx, g), "call: %s: Resign", value)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	r := h.check(t)
+	assert.Equal(t, clients*perClient*rounds, r.grants, "terms recorded")
+	k := e.client(nil).Key("one") + ":leader"
+	n, err := e.d.admin.Do(e.ctx, k, "EXISTS", k)
+	require.NoError(t, err, "call: admin EXISTS %s", k)
+	assert.Equal(t, int64(0), n, "call: admin EXISTS of the leader record after the last Resign: it goes with its term")
+}
+
+func checkElectionResignHandsOver(t *testing.T, e *env) {
+	a := e.election(e.client(nil), "handover", electionTTL)
+	b := e.election(e.client(nil), "handover", electionTTL)
+	ta, err := a.Campaign(e.ctx, "a")
+	require.NoError(t, err, "call: a.Campaign")
+	got := campaignAsync(e.ctx, b, "b")
+	e.until(t, func() bool {
+		st, err := e.client(nil).Inspect(e.ctx, "handover")
+		return err == nil && st.Mutex.Queue == 1
+	}, 10*time.Second, "call: Inspect: b queued behind a")
+	resigned := time.Now()
+	require.NoError(t, a.Resign(e.ctx), "call: a.Resign")
+	r := arrive(t, e, got, 5*time.Second, "b's Campaign after a's Resign")
+	took := time.Since(resigned)
+	require.NoError(t, r.err, "call: b.Campaign")
+	assert.Greater(t, r.t.Fence(), ta.Fence(), "call: b's term number after a's")
+	l, err := a.Leader(e.ctx)
+	require.NoError(t, err, "call: Leader after the hand-over")
+	assert.Equal(t, r.t.Fence(), l.Term, "call: Leader().Term")
+	assert.Equal(t, "b", l.Value, "call: Leader().Value")
+	assert.False(t, ta.Valid(), "call: a's term after Resign: Valid")
+	e.within(t, "b's Campaign returning after a's Resign", took, 500*time.Millisecond)
+	require.NoError(t, b.Resign(e.ctx), "call: b.Resign")
+}
+
+func checkElectionLeaderGone(t *testing.T, e *env) {
+	const ttl = time.Second
+	gone := e.client(nil)
+	a := e.election(gone, "gone", ttl)
+	ta, err := a.Campaign(e.ctx, "a")
+	require.NoError(t, err, "call: a.Campaign")
+	b := e.election(e.client(nil), "gone", ttl)
+	got := campaignAsync(e.ctx, b, "b")
+	closed := time.Now()
+	require.NoError(t, gone.Close(), "call: Close of a's Client, without Resign")
+	r := arrive(t, e, got, ttl+10*time.Second, "b's Campaign after a's Client closed")
+	took := time.Since(closed)
+	require.NoError(t, r.err, "call: b.Campaign")
+	assert.Greater(t, r.t.Fence(), ta.Fence(), "call: b's term number after a's")
+	// a's term was granted before its Client closed and lived its TTL
+	// from its last refresh (at the latest just before the Close).
+	assert.False(t, ta.ValidUntil().After(time.Now()), "call: b leads while a's term is still valid (until %v)", ta.ValidUntil())
+	e.within(t, "b leading after a's Client closed without Resign", took, ttl+500*time.Millisecond)
+	require.NoError(t, b.Resign(e.ctx), "call: b.Resign")
+}
+
+func checkElectionProclaimOwnerChecked(t *testing.T, e *env) {
+	const ttl = time.Second
+	a := e.election(e.client(nil), "proclaim", ttl)
+	ta, err := a.Campaign(e.ctx, "a")
+	require.NoError(t, err, "call: a.Campaign")
+	require.NoError(t, a.Proclaim(e.ctx, "a2"), "call: a.Proclaim while leading")
+	// Depose a: its term ends (ForceRelease, as an operator would) and b
+	// leads.
+	op := e.client(nil)
+	st, err := op.Inspect(e.ctx, "proclaim")
+	require.NoError(t, err, "call: Inspect")
+	_, err = op.ForceRelease(e.ctx, "proclaim", st.ServerTime)
+	require.NoError(t, err, "call: ForceRelease")
+	b := e.election(e.client(nil), "proclaim", electionTTL)
+	tb, err := b.Campaign(e.ctx, "b")
+	require.NoError(t, err, "call: b.Campaign")
+	assert.Greater(t, tb.Fence(), ta.Fence(), "call: b's term number")
+	err = a.Proclaim(e.ctx, "stale")
+	require.Error(t, err, "call: Proclaim by the deposed a")
+	assert.True(t, errors.Is(err, locker.ErrExpired) || errors.Is(err, locker.ErrHeldByOther), "call: Proclaim by the deposed a: got %v, want ErrExpired or ErrHeldByOther", err)
+	l, err := b.Leader(e.ctx)
+	require.NoError(t, err, "call: Leader")
+	assert.Equal(t, tb.Fence(), l.Term, "call: Leader().Term after the deposed Proclaim")
+	assert.Equal(t, "b", l.Value, "call: Leader().Value after the deposed Proclaim")
+	require.NoError(t, b.Resign(e.ctx), "call: b.Resign")
+}
+
+func checkElectionObserve(t *testing.T, e *env) {
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	a := e.election(e.client(nil), "watch", electionTTL)
+	b := e.election(e.client(nil), "watch", electionTTL)
+	obs := e.election(e.client(nil), "watch", electionTTL)
+	ta, err := a.Campaign(e.ctx, "a")
+	require.NoError(t, err, "call: a.Campaign")
+	ch := obs.Observe(ctx)
+	var seen []locker.Leader
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for l := range ch {
+			mu.Lock()
+			seen = append(seen, l)
+			mu.Unlock()
+		}
+	}()
+	last := func() locker.Leader {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) == 0 {
+			return locker.Leader{}
+		}
+		return seen[len(seen)-1]
+	}
+	want := func(term int64, value, what string) {
+		t.Helper()
+		e.until(t, func() bool { l := last(); return l.Term == term && l.Value == value }, 10*time.Second,
+			fmt.Sprintf("call: Observe: %s: the leader of term %d with %q observed", what, term, value))
+	}
+	want(ta.Fence(), "a", "the current leader first")
+	require.NoError(t, a.Proclaim(e.ctx, "a2"), "call: a.Proclaim")
+	want(ta.Fence(), "a2", "a's Proclaim")
+	cur := a
+	for i, el := range []*locker.Election{b, a, b} {
+		require.NoError(t, cur.Resign(e.ctx), "call: Resign before term %d", i)
+		term, err := el.Campaign(e.ctx, fmt.Sprintf("t%d", i))
+		require.NoError(t, err, "call: Campaign %d", i)
+		want(term.Fence(), fmt.Sprintf("t%d", i), fmt.Sprintf("term %d", i))
+		cur = el
+	}
+	require.NoError(t, b.Resign(e.ctx), "call: the last Resign")
+	cancel()
+	arrive(t, e, done, 5*time.Second, "Observe's channel closed after its context ended")
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(seen); i++ {
+		p, l := seen[i-1], seen[i]
+		assert.True(t, l.Term > p.Term || l.Term == p.Term && l.Value != p.Value,
+			"call: Observe: leader %d (term %d, %q) after leader %d (term %d, %q): want a later term, or a new value of the same term", i, l.Term, l.Value, i-1, p.Term, p.Value)
+	}
+}
+
+func checkElectionBadInput(t *testing.T, e *env) {
+	c := e.client(nil)
+	_, err := c.NewElection("", time.Second, nil)
+	assert.ErrorIs(t, err, locker.ErrInvalidName, "call: NewElection(\"\")")
+	_, err = c.NewElection("x", 0, nil)
+	assert.ErrorIs(t, err, locker.ErrInvalidTTL, "call: NewElection with TTL 0")
+	_, err = c.NewElection("x", locker.MaxTTL+time.Second, nil)
+	assert.ErrorIs(t, err, locker.ErrInvalidTTL, "call: NewElection with TTL above MaxTTL")
+	el := e.election(c, "bad", electionTTL)
+	_, err = el.Campaign(nilCtx, "v")
+	assert.ErrorIs(t, err, locker.ErrNilContext, "call: Campaign(nil)")
+	assert.ErrorIs(t, el.Proclaim(nilCtx, "v"), locker.ErrNilContext, "call: Proclaim(nil)")
+	_, err = el.Leader(nilCtx)
+	assert.ErrorIs(t, err, locker.ErrNilContext, "call: Leader(nil)")
+	assert.ErrorIs(t, el.Resign(nilCtx), locker.ErrNilContext, "call: Resign(nil)")
+	assert.ErrorIs(t, el.Proclaim(e.ctx, "v"), locker.ErrExpired, "call: Proclaim without a term")
+	_, err = el.Leader(e.ctx)
+	assert.ErrorIs(t, err, locker.ErrNoLeader, "call: Leader with no candidate")
+	assert.NoError(t, el.Resign(e.ctx), "call: Resign without a term")
+	assert.Empty(t, e.lockKeysLeft(), "call: keys under the prefix after the bad inputs")
+}
+
+func checkElectionProclaimOutcome(t *testing.T, e *env) {
+	f := e.faults()
+	el := e.election(e.clientOn(f, nil), "outcome", electionTTL)
+	term, err := el.Campaign(e.ctx, "v0")
+	require.NoError(t, err, "call: Campaign")
+	key := e.client(nil).Key("outcome")
+
+	a := f.lose("elect_proclaim", 1).onKey(key)
+	require.NoError(t, el.Proclaim(e.ctx, "v1"), "lost: call: Proclaim whose first reply is lost (retried)")
+	a.awaitApplied(t, 1, "lost")
+	l, err := el.Leader(e.ctx)
+	require.NoError(t, err, "lost: call: Leader")
+	assert.Equal(t, "v1", l.Value, "lost: Leader().Value after the retried Proclaim")
+	assert.Equal(t, term.Fence(), l.Term, "lost: Leader().Term")
+
+	since := f.answered("elect_proclaim")
+	a = f.delayBy("elect_proclaim", 1, slowCall).onKey(key)
+	ctx, cancel := context.WithTimeout(e.ctx, shortCtx)
+	err = el.Proclaim(ctx, "v2")
+	returned := time.Now()
+	deadline, _ := ctx.Deadline()
+	cancel()
+	a.disarm()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "delayed: call: Proclaim delayed past its context")
+	if !e.assertPrompt(t, deadline, returned, "delayed: call: Proclaim") {
+		return
+	}
+	f.awaitAnswered(t, since, "delayed: the delayed Proclaim", "elect_proclaim")
+	l, err = el.Leader(e.ctx)
+	require.NoError(t, err, "delayed: call: Leader")
+	assert.Contains(t, []string{"v1", "v2"}, l.Value, "delayed: Leader().Value after the delayed Proclaim ran")
+	require.NoError(t, el.Proclaim(e.ctx, "v3"), "delayed: call: a later Proclaim")
+	l, err = el.Leader(e.ctx)
+	require.NoError(t, err, "call: Leader")
+	assert.Equal(t, "v3", l.Value, "Leader().Value after the later Proclaim")
+	require.NoError(t, el.Resign(e.ctx), "call: Resign")
+}
+
+func checkElectionResignLost(t *testing.T, e *env) {
+	f := e.faults()
+	a := e.election(e.clientOn(f, nil), "resign", electionTTL)
+	ta, err := a.Campaign(e.ctx, "a")
+	require.NoError(t, err, "call: a.Campaign")
+	b := e.election(e.client(nil), "resign", electionTTL)
+	got := campaignAsync(e.ctx, b, "b")
+	key := e.client(nil).Key("resign")
+	arm := f.lose("elect_release", 1).onKey(key)
+	err = a.Resign(e.ctx)
+	arm.awaitApplied(t, 1, "the Resign")
+	assert.False(t, ta.Valid(), "call: a's term after a Resign whose outcome is unknown: Valid (err %v)", err)
+	select {
+	case <-ta.Context().Done():
+	case <-time.After(time.Second):
+		t.Error("call: a's term's Context not cancelled after its Resign")
+	}
+	r := arrive(t, e, got, 5*time.Second, "b's Campaign after a's lost Resign")
+	require.NoError(t, r.err, "call: b.Campaign")
+	assert.Greater(t, r.t.Fence(), ta.Fence(), "call: b's term number")
+	require.NoError(t, b.Resign(e.ctx), "call: b.Resign")
+}
