@@ -32,6 +32,11 @@ var electionCases = []testCase{
 		check: checkElectionLeaderGone,
 	},
 	{
+		name:  "Election/TermRefreshed",
+		rule:  "A live leader keeps its term past its TTL (kept alive, with its leader record): three TTLs later it is valid, Leader reports it, and another candidate's Campaign is still waiting.",
+		check: checkElectionTermRefreshed,
+	},
+	{
 		name:  "Election/ProclaimOwnerChecked",
 		rule:  "Proclaim by a deposed leader fails with ErrExpired or ErrHeldByOther and changes nothing: Leader still reports the new leader's term and value.",
 		check: checkElectionProclaimOwnerChecked,
@@ -185,6 +190,36 @@ func checkElectionLeaderGone(t *testing.T, e *env) {
 	assert.False(t, ta.ValidUntil().After(time.Now()), "call: b leads while a's term is still valid (until %v)", ta.ValidUntil())
 	e.within(t, "b leading after a's Client closed without Resign", took, ttl+500*time.Millisecond)
 	require.NoError(t, b.Resign(e.ctx), "call: b.Resign")
+}
+
+func checkElectionTermRefreshed(t *testing.T, e *env) {
+	const ttl = time.Second
+	a := e.election(e.client(nil), "kept", ttl)
+	ta, err := a.Campaign(e.ctx, "a")
+	require.NoError(t, err, "call: a.Campaign")
+	b := e.election(e.client(nil), "kept", ttl)
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	got := campaignAsync(ctx, b, "b")
+	time.Sleep(3 * ttl)
+	select {
+	case r := <-got:
+		// The term lapsed: renewals came too late (timing) or never.
+		e.timely(t, false, fmt.Sprintf("call: b's Campaign returned (err %v) while a lived: a's term lapsed (Err %v)", r.err, ta.Err()))
+		return
+	default:
+	}
+	if !e.timely(t, ta.Valid(), fmt.Sprintf("call: a's term three TTLs on: Valid() false (Err %v): a renewal came too late", ta.Err())) {
+		return
+	}
+	l, err := b.Leader(e.ctx)
+	require.NoError(t, err, "call: Leader three TTLs on")
+	assert.Equal(t, ta.Fence(), l.Term, "call: Leader().Term three TTLs on")
+	assert.Equal(t, "a", l.Value, "call: Leader().Value three TTLs on: the record lives as long as the term")
+	cancel()
+	r := <-got
+	assert.Error(t, r.err, "call: b's Campaign, its context ended while a leads")
+	require.NoError(t, a.Resign(e.ctx), "call: a.Resign")
 }
 
 func checkElectionProclaimOwnerChecked(t *testing.T, e *env) {

@@ -19,7 +19,10 @@
 // set of its read holds' expiries "<prefix>{<name>}:rwr". A semaphore lives
 // in the hash "<prefix>{<name>}:sem" with the sorted set ":semz" (every
 // expiry, and its waiters in arrival order). A MultiLock holds the mutex of each
-// of its names. Release messages go out on the shard channel
+// of its names. An Election's term is a lease of its FIFO mutex, and the
+// leader's value lives in "<prefix>{<name>}:leader", which expires with the
+// term and goes with its Resign; changes are announced on the channel of
+// the same name. Release messages go out on the shard channel
 // "<prefix>{<name>}:wake" (a channel, passed to scripts as an argument,
 // never as a key). Claim markers live in "<prefix>{<key>}:claim". Every key
 // expires: after every lock is released or expired, and the 30 s window for
