@@ -254,7 +254,10 @@ func checkElectionObserve(t *testing.T, e *env) {
 	defer cancel()
 	a := e.election(e.client(nil), "watch", electionTTL)
 	b := e.election(e.client(nil), "watch", electionTTL)
-	obs := e.election(e.client(nil), "watch", electionTTL)
+	// The observer never campaigns: its TTL sets how often it reads the
+	// leader besides the pushed changes (every 100 ms), and every read
+	// that finds no change must report nothing.
+	obs := e.election(e.client(nil), "watch", 300*time.Millisecond)
 	ta, err := a.Campaign(e.ctx, "a")
 	require.NoError(t, err, "call: a.Campaign")
 	ch := obs.Observe(ctx)
@@ -283,6 +286,7 @@ func checkElectionObserve(t *testing.T, e *env) {
 			fmt.Sprintf("call: Observe: %s: the leader of term %d with %q observed", what, term, value))
 	}
 	want(ta.Fence(), "a", "the current leader first")
+	time.Sleep(300 * time.Millisecond) // reads that find the same leader
 	require.NoError(t, a.Proclaim(e.ctx, "a2"), "call: a.Proclaim")
 	want(ta.Fence(), "a2", "a's Proclaim")
 	cur := a
