@@ -170,9 +170,14 @@ func checkTTLExpiry(t *testing.T, e *env) {
 	// second TryLock (run 16, redigo).
 	const ttl = time.Second
 	m := e.mutex(c, "ttl-expiry", ttl, nil)
+	began := time.Now()
 	a, err := m.TryLock(e.ctx)
 	require.NoError(t, err, "call: first TryLock")
 	_, err = m.TryLock(e.ctx)
+	if took := time.Since(began); err == nil && took >= ttl {
+		// Granted, but the first lease's TTL may have run out first.
+		e.tooLate(t, fmt.Sprintf("call: second TryLock granted %v after the first TryLock began: its %v TTL may have run out", took.Round(time.Millisecond), ttl))
+	}
 	require.ErrorIs(t, err, locker.ErrNotObtained, "call: second TryLock while the first lease lives")
 	var b *locker.Lease
 	if !waitFor(func() bool {

@@ -233,10 +233,18 @@ func (e *env) deleteRaw() {
 		keys = append(keys, k)
 	}
 	e.rawMu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	// Each DEL tries again, for up to 30 s, when the admin connection
+	// fails (a dial that times out on a busy machine).
 	for _, k := range keys {
-		_, err := e.d.admin.Do(ctx, k, "DEL", k)
+		var err error
+		for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err = e.d.admin.Do(ctx, k, "DEL", k)
+			cancel()
+			if err == nil || time.Now().After(end) {
+				break
+			}
+		}
 		assert.NoError(e.t, err, "call: admin DEL %s (a raw key of the case)", k)
 	}
 }

@@ -141,6 +141,10 @@ func (s *Server) args() []string {
 		"--logfile", "",
 		"--loglevel", "notice",
 		"--aclfile", filepath.Join(s.dir, aclFileName),
+		// Above the default 511 (the kernel's net.core.somaxconn caps
+		// it): beside a CPU hog, connects to live servers timed out while
+		// the kernel counted listen-queue overflows (ListenOverflows).
+		"--tcp-backlog", "4096",
 	}
 	if s.ver.hasDebugConfig() {
 		// DEBUG (DEBUG SLEEP for stalls) is refused from 7.0 on unless
