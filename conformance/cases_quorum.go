@@ -100,6 +100,17 @@ func newQuorumSet(t *testing.T, e *env, opts *locker.Options) *quorumSet {
 	return qs
 }
 
+// freeNameGranted is setupDone for a quorum TryLock of a free name: a
+// refusal there comes only from grants that took longer than their
+// validity (a slow machine), which is timing too.
+func (e *env) freeNameGranted(t *testing.T, err error, what string) {
+	t.Helper()
+	if errors.Is(err, locker.ErrNotObtained) {
+		e.tooLate(t, fmt.Sprintf("%s: a free name refused: %v", what, err))
+	}
+	e.setupDone(t, err, what)
+}
+
 // quorum returns a Quorum over the set's Clients.
 func (qs *quorumSet) quorum(name string, ttl time.Duration, opts *locker.QuorumOptions) *locker.Quorum {
 	qs.e.t.Helper()
@@ -116,7 +127,11 @@ func (qs *quorumSet) held(i int, name string) bool {
 		return true
 	}
 	require.NoError(qs.e.t, err, "call: plain TryLock of %q on deployment %d", name, i)
-	require.NoError(qs.e.t, l.Unlock(qs.e.ctx), "call: Unlock of the plain lease on deployment %d", i)
+	// The probe only asks whether the name was free: an Unlock that finds
+	// its second-long lease already gone (a slow machine) changes nothing.
+	if err := l.Unlock(qs.e.ctx); !errors.Is(err, locker.ErrExpired) && !errors.Is(err, locker.ErrHeldByOther) {
+		require.NoError(qs.e.t, err, "call: Unlock of the plain lease on deployment %d", i)
+	}
 	return false
 }
 
@@ -153,7 +168,7 @@ func checkQuorumMajority(t *testing.T, e *env) {
 	q := qs.quorum("q", 10*time.Second, nil)
 	assert.Equal(t, 2, q.Need(), "call: Need() of a Quorum over 3 deployments")
 	l, err := q.TryLock(e.ctx)
-	e.setupDone(t, err, "call: TryLock")
+	e.freeNameGranted(t, err, "call: TryLock")
 	assert.GreaterOrEqual(t, len(l.Parts()), 2, "call: Parts() as TryLock returns: at least a majority")
 	// TryLock returns on a majority; the third deployment's part joins the
 	// lease when its reply comes.
@@ -209,7 +224,7 @@ func checkQuorumMinorityDown(t *testing.T, e *env) {
 	qs := newQuorumSet(t, e, nil)
 	qs.kill(2)
 	l, err := qs.quorum("q", 10*time.Second, nil).TryLock(e.ctx)
-	e.setupDone(t, err, "call: TryLock with one of three deployments down")
+	e.freeNameGranted(t, err, "call: TryLock with one of three deployments down")
 	assert.Len(t, l.Parts(), 2, "call: Parts() with one deployment down")
 	assert.Zero(t, l.Fences()[2], "call: Fences()[2] of the deployment that is down")
 	_, err = qs.quorum("q", time.Second, nil).TryLock(e.ctx)
@@ -273,7 +288,7 @@ func checkQuorumLost(t *testing.T, e *env) {
 	// A whole TTL for each deployment's first call (a connection, a script
 	// load): the rule needs all three parts.
 	l, err := qs.quorum("q", ttl, &locker.QuorumOptions{AutoRefresh: true, PartTimeout: ttl}).TryLock(e.ctx)
-	e.setupDone(t, err, "call: TryLock (AutoRefresh)")
+	e.freeNameGranted(t, err, "call: TryLock (AutoRefresh)")
 	if !e.eventually(t, func() bool { return len(l.Parts()) == 3 }, 5*time.Second, "call: Parts()") {
 		return
 	}
@@ -318,7 +333,7 @@ func checkQuorumWait(t *testing.T, e *env) {
 	qs := newQuorumSet(t, e, nil)
 	q := qs.quorum("q", 10*time.Second, nil)
 	l, err := q.TryLock(e.ctx)
-	e.setupDone(t, err, "call: TryLock")
+	e.freeNameGranted(t, err, "call: TryLock")
 	if !e.done(t, l.Extend(e.ctx, 20*time.Second), "call: Extend(20s)") {
 		return
 	}
