@@ -41,6 +41,9 @@ func TestElectionCampaignResign(t *testing.T) {
 	assert.Equal(t, "a", l.Value)
 	assert.Equal(t, ta.Fence(), l.Term)
 	assert.WithinDuration(t, time.Now(), l.Since, 5*time.Second)
+	st, err := env.client(nil).Inspect(ctx, "jobs")
+	require.NoError(t, err)
+	assert.Equal(t, locker.ElectionState{Term: ta.Fence(), Leader: "a", Since: l.Since}, st.Election, "Inspect().Election")
 
 	require.ErrorIs(t, b.Proclaim(ctx, "b"), locker.ErrExpired, "Proclaim of a candidate that does not lead")
 	require.NoError(t, a.Proclaim(ctx, "a2"))

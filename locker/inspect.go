@@ -43,6 +43,20 @@ type LockState struct {
 	RW RWState
 	// Semaphore is the state of the Semaphore of this name.
 	Semaphore SemaphoreState
+	// Election is the leader of the Election of this name.
+	Election ElectionState
+}
+
+// ElectionState is the leader of an Election: its term is the Mutex's
+// grant, and the candidates waiting are the Mutex's Queue.
+type ElectionState struct {
+	// Term is the leader's term number (Mutex.Fence), 0 when no leader
+	// has proclaimed its value in the current term.
+	Term int64
+	// Leader is the leader's value.
+	Leader string
+	// Since is when the term was first proclaimed (server time).
+	Since time.Time
 }
 
 // MutexState is the state of a Mutex.
@@ -146,8 +160,8 @@ func (s LockState) Free() bool {
 		s.Semaphore.Holds == 0 && s.Semaphore.Waiting == 0
 }
 
-// Inspect reads the state of the Mutex, the RWMutex and the Semaphore
-// called name in one round trip (one read-only script on the name's
+// Inspect reads the state of the Mutex, the RWMutex, the Semaphore and the
+// Election called name in one round trip (one read-only script on the name's
 // Cluster slot). It blocks
 // for that round trip, retrying a passing server state (TRYAGAIN during a
 // slot migration, LOADING, ...) a few times while ctx lives. It changes
@@ -169,7 +183,7 @@ func (c *Client) Inspect(ctx context.Context, name string) (LockState, error) {
 		return LockState{}, fmt.Errorf("locker: inspect %q: %w", name, err)
 	}
 	k := c.Key(name)
-	keys := []string{k, k + ":q", k + ":qx", k + ":rw", k + ":sem", k + ":semz"}
+	keys := []string{k, k + ":q", k + ":qx", k + ":rw", k + ":sem", k + ":semz", k + ":leader"}
 	args := []string{strconv.Itoa(FingerprintLen), strconv.Itoa(MaxInspectHolders)}
 	r, _, err := c.retryTransient(ctx, scriptInspect, func() (any, error) {
 		return c.run(ctx, scriptInspect, keys, args)
@@ -183,8 +197,8 @@ func (c *Client) Inspect(ctx context.Context, name string) (LockState, error) {
 // decodeState decodes inspect.lua's reply.
 func decodeState(name string, r any) (LockState, error) {
 	a, ok := r.([]any)
-	if !ok || len(a) != 25 {
-		return LockState{}, fmt.Errorf("%w: inspect: got %#v, want an array of 25", ErrUnexpectedReply, r)
+	if !ok || len(a) != 28 {
+		return LockState{}, fmt.Errorf("%w: inspect: got %#v, want an array of 28", ErrUnexpectedReply, r)
 	}
 	var d stateReader
 	n := func(i int) int64 { return d.num(a, i) }
@@ -209,6 +223,10 @@ func decodeState(name string, r any) (LockState, error) {
 	}
 	if st.RW.Writer {
 		st.RW.WriterFence = st.RW.LastWriteFence
+	}
+	if term := n(26); term != 0 {
+		leader, _ := a[25].(string)
+		st.Election = ElectionState{Term: term, Leader: leader, Since: time.UnixMilli(n(27))}
 	}
 	st.Semaphore.Holders = d.holders(a[22])
 	if d.bad != nil {

@@ -22,6 +22,14 @@ type stateJSON struct {
 	Mutex      mutexJSON `json:"mutex"`
 	RW         rwJSON    `json:"rw"`
 	Semaphore  semJSON   `json:"semaphore"`
+	// Election is the name's election leader, when one has proclaimed.
+	Election *electionJSON `json:"election,omitempty"`
+}
+
+type electionJSON struct {
+	Term   int64     `json:"term"`
+	Leader string    `json:"leader"`
+	Since  time.Time `json:"since"`
 }
 
 type mutexJSON struct {
@@ -74,8 +82,12 @@ func toJSON(s locker.LockState) stateJSON {
 	for _, h := range sem.Holders {
 		holders = append(holders, holderJSON{Owner: h.Owner, Permits: h.Permits, TTLMS: h.TTL.Milliseconds(), Fence: h.Fence})
 	}
+	var el *electionJSON
+	if s.Election.Term != 0 {
+		el = &electionJSON{Term: s.Election.Term, Leader: s.Election.Leader, Since: s.Election.Since.UTC()}
+	}
 	return stateJSON{
-		Name: s.Name, ServerTime: s.ServerTime.UTC(), Free: s.Free(),
+		Name: s.Name, ServerTime: s.ServerTime.UTC(), Free: s.Free(), Election: el,
 		Mutex: mutexJSON{
 			Held: s.Mutex.Held, Fence: s.Mutex.Fence, TTLMS: s.Mutex.TTL.Milliseconds(), Holds: s.Mutex.Holds,
 			Owner: s.Mutex.Owner, Queue: s.Mutex.Queue, QueueHead: s.Mutex.QueueHead,
@@ -149,6 +161,9 @@ func writeState(w io.Writer, s locker.LockState) error {
 	}
 	if m.Starving > 0 {
 		fmt.Fprintf(&b, "  starving %d waiting past their threshold  next %s\n", m.Starving, m.StarvingHead)
+	}
+	if e := s.Election; e.Term != 0 {
+		fmt.Fprintf(&b, "  leader  %q  term %d  since %s\n", e.Leader, e.Term, e.Since.UTC().Format(time.RFC3339Nano))
 	}
 	r := s.RW
 	switch {
