@@ -3,6 +3,7 @@ package locker_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,4 +173,25 @@ func TestElectionBadInput(t *testing.T) {
 	var e *locker.Term
 	assert.False(t, e.Valid(), "nil Term")
 	assert.Equal(t, "", e.Value())
+}
+
+func TestElectionEvents(t *testing.T) {
+	env := newRedisEnv(t)
+	ctx := env.ctx
+	var mu sync.Mutex
+	var got []string
+	c := clientOn(t, plainScripter{env.rdb}, &locker.Options{Prefix: env.prefix, Observer: func(_ context.Context, e locker.Event) {
+		if e.Mode == "election" {
+			mu.Lock()
+			got = append(got, e.Kind.String())
+			mu.Unlock()
+		}
+	}})
+	a := newElection(t, c, "events", 10*time.Second)
+	_, err := a.Campaign(ctx, "a")
+	require.NoError(t, err)
+	require.NoError(t, a.Resign(ctx))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"acquire", "release"}, got, "the events of a term: elected, resigned")
 }

@@ -113,6 +113,15 @@ func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*
 // Name returns the lock's name.
 func (m *Mutex) Name() string { return m.name }
 
+// mode is the Mode of the mutex's events: an Election's terms are told
+// apart.
+func (m *Mutex) mode() string {
+	if m.ops == electOps {
+		return modeElection
+	}
+	return modeMutex
+}
+
 // TryLock makes one attempt to acquire the lock and does not wait (nor
 // queue: in FIFO mode it is refused while waiters are queued). It blocks
 // for one round trip. It returns the lease, or ErrNotObtained when another
@@ -124,7 +133,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	defer m.c.end()
-	return m.c.tryOnce(ctx, m.name, modeMutex, func(ctx context.Context, start time.Time) (*Lease, error) {
+	return m.c.tryOnce(ctx, m.name, m.mode(), func(ctx context.Context, start time.Time) (*Lease, error) {
 		l, _, _, err := m.attempt(ctx, nil, start, "", 0, false, false)
 		return l, err
 	})
@@ -156,7 +165,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err != nil {
 		return m.wait(ctx, start, &firstTry{spare, pttl, err})
 	}
-	m.c.acquiredHow(ctx, m.name, modeMutex, start, 1, l, false, nil)
+	m.c.acquiredHow(ctx, m.name, m.mode(), start, 1, l, false, nil)
 	return l, nil
 }
 
@@ -173,7 +182,7 @@ func (m *Mutex) wait(ctx context.Context, start time.Time, first *firstTry) (*Le
 	defer lw.end()
 	l, err := lw.run(ctx)
 	// A hand-over's hold is named by the waiter id (see attempt).
-	m.c.acquiredHow(ctx, m.name, modeMutex, start, lw.tries, l, l != nil && lw.id != "" && l.hold == lw.id, err)
+	m.c.acquiredHow(ctx, m.name, m.mode(), start, lw.tries, l, l != nil && lw.id != "" && l.hold == lw.id, err)
 	if err != nil && (m.fifo || lw.starved) && lw.tries > 0 {
 		keys, args := []string{m.keys[1], m.keys[2], m.keys[0]}, []string{lw.id, m.wake}
 		m.c.later(m.keys[0], time.Time{}, func(ctx context.Context) error {

@@ -56,8 +56,10 @@ type Event struct {
 	// Lock is the lock's name. It can have high
 	// cardinality: adapters should not make it a metric label by default.
 	Lock string
-	// Mode is "mutex", "read", "write", "semaphore" or "multi" (for
-	// "multi", Lock is the names joined with ',').
+	// Mode is "mutex", "read", "write", "semaphore", "multi" (Lock is
+	// then the names joined with ',') or "election" (a term: its acquire
+	// is the candidate elected, its release the leader resigning, its
+	// loss the leader deposed).
 	Mode string
 	// Fence is the lease's fence (acquire, release, extend, loss).
 	Fence int64
@@ -97,6 +99,7 @@ func (c *Client) observe(ctx context.Context, e Event) {
 // The lock kinds, as an Event's Mode names them.
 const (
 	modeMutex     = "mutex"
+	modeElection  = "election"
 	modeRead      = "read"
 	modeWrite     = "write"
 	modeSemaphore = "semaphore"
@@ -114,6 +117,8 @@ func (l *Lease) mode() string {
 		return modeRead
 	case semOps:
 		return modeSemaphore
+	case electOps:
+		return modeElection
 	}
 	return modeMutex
 }

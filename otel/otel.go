@@ -75,7 +75,8 @@ const (
 const (
 	// AttrLockName is the lock's name; only with Options.LockNameAttribute.
 	AttrLockName attribute.Key = "scriptlock.lock.name"
-	// AttrLockMode is "mutex", "read" or "write".
+	// AttrLockMode is the lock's mode: "mutex", "read", "write",
+	// "semaphore", "multi" or "election" (locker.Event.Mode).
 	AttrLockMode attribute.Key = "scriptlock.lock.mode"
 	// AttrOutcome is how an acquisition, Unlock or Extend ended.
 	AttrOutcome attribute.Key = "scriptlock.outcome"
