@@ -395,6 +395,20 @@ func (e *env) lapsedDone(t *testing.T, err error, granted time.Time, ttl time.Du
 	require.NoError(t, err, what)
 }
 
+// unlockShort unlocks l, a lease with a short TTL: an Unlock that finds it
+// gone (ErrExpired or ErrHeldByOther) after its validity deadline passed
+// (the machine ran too slow for the rule to unlock in time) is timing
+// (see timely) and stops the test; any other error fails it.
+func (e *env) unlockShort(t *testing.T, l *locker.Lease, what string) {
+	t.Helper()
+	vu := l.ValidUntil()
+	err := l.Unlock(e.ctx)
+	if (errors.Is(err, locker.ErrExpired) || errors.Is(err, locker.ErrHeldByOther)) && time.Now().After(vu) {
+		e.tooLate(t, fmt.Sprintf("%s: %v: unlocked after the lease's validity deadline", what, err))
+	}
+	require.NoError(t, err, what)
+}
+
 // tooLate records a liveness expectation that did not hold in time (see
 // timely) and stops the test.
 func (e *env) tooLate(t *testing.T, what string) {
