@@ -116,8 +116,11 @@ func checkRefreshKeepsHeld(t *testing.T, e *env) {
 	if !keptHeld(t, e, l, other.TryLock, "auto-refreshed mutex lease") {
 		return
 	}
-	assert.True(t, l.Valid(), "call: Valid() after 5xTTL")
-	require.NoError(t, l.Unlock(e.ctx), "call: Unlock")
+	valid := l.Valid()
+	e.unlockShort(t, l, "call: Unlock after 5xTTL")
+	if !e.timely(t, valid, "call: Valid() after 5xTTL: the last renewal came late") {
+		return
+	}
 	assert.ErrorIs(t, context.Cause(l.Context()), context.Canceled, "call: Context() after Unlock")
 	assert.NoError(t, l.Err(), "call: Err() after Unlock: a released lease was not lost")
 }
@@ -291,7 +294,7 @@ func checkRWRefresh(t *testing.T, e *env) {
 		if !keptHeld(t, e, l, other.TryLock, fmt.Sprintf("auto-refreshed lease (write %v)", write)) {
 			return
 		}
-		require.NoError(t, l.Unlock(e.ctx), "call: Unlock (write %v)", write)
+		e.unlockShort(t, l, fmt.Sprintf("call: Unlock (write %v)", write))
 	}
 }
 
