@@ -149,3 +149,18 @@ func TestQuorumSmoke(t *testing.T) {
 	addrs := startQuorumServers(t)
 	bench.Smoke(t, addrs[0], bench.QuorumTargets(addrs))
 }
+
+// BenchmarkLockElect runs the election rows (bench.ElectTargets:
+// scriptlock's Election on each driver, op=resign and op=crash) against
+// one redis-server it starts, or the one named by SCRIPTLOCK_REDIS_ADDR.
+func BenchmarkLockElect(b *testing.B) {
+	srv := redisserver.StartStandalone(b)
+	bench.Benchmark(b, srv.Addr, bench.ElectTargets())
+}
+
+// TestElectSmoke runs the rows of BenchmarkLockElect once with a tiny
+// iteration count.
+func TestElectSmoke(t *testing.T) {
+	srv := redisserver.StartStandalone(t)
+	bench.Smoke(t, srv.Addr, bench.ElectTargets())
+}

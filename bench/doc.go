@@ -75,6 +75,17 @@
 //     (MutexOptions.AutoRefresh) on each driver and rueidislock (which
 //     extends held locks by itself); redsync and bsm/redislock have only a
 //     manual extend and do not run it. Needs [AutoRefresher].
+//   - op=resign/candidates=4 and op=crash/candidates=4/ttl=200ms, the
+//     leader election rows (BenchmarkLockElect, [ElectTargets] and the
+//     peers' ElectTargets): 4 candidates, each on clients of its own,
+//     campaign for one name; b.N times the leader resigns ([Resign]) or
+//     crashes, its clients closed without resigning ([Crash], terms of
+//     [ElectCrashTTL]); it reports elect-p50-ns, elect-p99-ns and
+//     elect-max-ns, from the resignation or the crash to the next
+//     leader's Campaign returning. scriptlock runs its Election; each peer
+//     runs an election the way its users write one ([HandWritten]: wait
+//     in the library's Lock at its default retry, resign with Unlock).
+//     Needs [Electorate].
 //
 // Every leaf also reports the server's cost per operation, read from INFO
 // before and after it: server-cpu-us/op (the server process's CPU time),

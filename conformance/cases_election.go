@@ -52,6 +52,12 @@ var electionCases = []testCase{
 		check: checkElectionBadInput,
 	},
 	{
+		name:      "Election/Outcome/Campaign",
+		rule:      "A Campaign whose acquire reply is lost is retried and leads, and once it resigns another candidate leads at once (the lost call's hold was dropped); one held back past its clean-up is refused ({0, 0}) when it reaches Redis; one delayed past its context, or whose proclaim is, returns promptly with the context's error. After each failed Campaign, Leader reports no leader and another candidate leads at once.",
+		check:     checkElectionCampaignOutcome,
+		exclusive: "bounds how soon a call returns after its context ended (300 ms)",
+	},
+	{
 		name:  "Election/Outcome/Proclaim",
 		rule:  "A Proclaim whose first reply is lost is retried and applied once; one delayed past its context returns promptly, and the value it carried is no older than what Leader reported before it.",
 		check: checkElectionProclaimOutcome,
@@ -390,4 +396,74 @@ func checkElectionResignLost(t *testing.T, e *env) {
 	require.NoError(t, r.err, "call: b.Campaign")
 	assert.Greater(t, r.t.Fence(), ta.Fence(), "call: b's term number")
 	require.NoError(t, b.Resign(e.ctx), "call: b.Resign")
+}
+
+func checkElectionCampaignOutcome(t *testing.T, e *env) {
+	f := e.faults()
+	el := e.election(e.clientOn(f, nil), "campaign", outcomeTTL)
+	other := e.election(e.client(nil), "campaign", outcomeTTL)
+	key := e.client(nil).Key("campaign")
+
+	a := f.lose("acquire", 1).onKey(key)
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	term, err := el.Campaign(ctx, "lost")
+	cancel()
+	a.disarm()
+	require.NoError(t, err, "lost: call: Campaign whose first acquire reply is lost (retried)")
+	a.requireOnce(t, "lost: the acquire call ran on Redis and its reply was lost")
+	l, err := el.Leader(e.ctx)
+	require.NoError(t, err, "lost: call: Leader")
+	assert.Equal(t, "lost", l.Value, "lost: Leader().Value after the Campaign")
+	assert.Equal(t, term.Fence(), l.Term, "lost: Leader().Term after the Campaign")
+	require.NoError(t, el.Resign(e.ctx), "lost: call: Resign")
+	awaitNoLeader(t, e, other, "lost")
+
+	ctx, cancel = context.WithCancel(e.ctx)
+	a = f.holdBack("acquire", 1, cancel).onKey(key)
+	since := f.answeredOn(key, cleanupScripts...)
+	_, err = el.Campaign(ctx, "late")
+	cancel()
+	a.disarm()
+	require.ErrorIs(t, err, context.Canceled, "late: call: Campaign given up on")
+	hc := a.next(t, "late")
+	f.awaitCleanupNaming(t, key, since, hc.call.args[1], "late")
+	r := hc.deliver(t)
+	require.NoError(t, r.err, "late: the held acquire call, delivered after its clean-up")
+	assert.Equal(t, []any{int64(0), int64(0)}, r.r, "late: the held acquire call is refused ({0, 0}): it was abandoned")
+	awaitNoLeader(t, e, other, "late")
+
+	for _, script := range []string{"acquire", "elect_proclaim"} {
+		what := "delayed " + script
+		a = f.delayBy(script, 1, slowCall).onKey(key)
+		since = f.answered(script)
+		ctx, cancel = context.WithTimeout(e.ctx, shortCtx)
+		_, err = el.Campaign(ctx, "delayed")
+		returned := time.Now()
+		deadline, _ := ctx.Deadline()
+		cancel()
+		a.disarm()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: Campaign", what)
+		if !e.assertPrompt(t, deadline, returned, what+": call: Campaign") {
+			return
+		}
+		f.awaitAnswered(t, since, what+": the delayed call", script)
+		awaitNoLeader(t, e, other, what)
+	}
+}
+
+// awaitNoLeader checks that a failed or resigned Campaign left nothing
+// behind: Leader reports no leader, and another candidate's Campaign
+// leads (timing when it cannot within 10 s).
+func awaitNoLeader(t *testing.T, e *env, other *locker.Election, what string) {
+	t.Helper()
+	_, err := other.Leader(e.ctx)
+	require.ErrorIs(t, err, locker.ErrNoLeader, "%s: call: Leader", what)
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	_, err = other.Campaign(ctx, "other")
+	if errors.Is(err, context.DeadlineExceeded) {
+		e.tooLate(t, fmt.Sprintf("%s: another candidate's Campaign: not leading within 10s", what))
+	}
+	require.NoError(t, err, "%s: call: another candidate's Campaign", what)
+	require.NoError(t, other.Resign(e.ctx), "%s: call: the other candidate's Resign", what)
 }

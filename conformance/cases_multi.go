@@ -70,14 +70,17 @@ func (e *env) multi(c *locker.Client, names []string, ttl time.Duration, opts *l
 }
 
 // mutexFree reports whether a plain Mutex of name can be taken now (and
-// releases it).
+// releases it). A release not answered in time (a machine running late)
+// is the core's to complete in the background, as any Unlock's.
 func (e *env) mutexFree(c *locker.Client, name string) bool {
 	e.t.Helper()
 	l, err := e.mutex(c, name, 10*time.Second, nil).TryLock(e.ctx) // long: about being free, not expiry
 	if err != nil {
 		return false
 	}
-	require.NoError(e.t, l.Unlock(e.ctx), "call: Unlock of the probe on %q", name)
+	if err := l.Unlock(e.ctx); !errors.Is(err, context.DeadlineExceeded) {
+		require.NoError(e.t, err, "call: Unlock of the probe on %q", name)
+	}
 	return true
 }
 

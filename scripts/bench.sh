@@ -62,7 +62,9 @@
 # of an uncontended cycle, scriptlock's and raw's, on the idle server;
 # 5000 cycles, a few seconds) into cost.txt and BenchmarkPaired
 # (scriptlock's uncontended cycle interleaved with raw's and the peer's:
-# xraw, xredislock, xrueidislock; 50 rounds) into paired.txt. Six passes
+# xraw, xredislock, xrueidislock; 50 rounds) into paired.txt, and both
+# binaries run BenchmarkLockElect (leader election: 50 resignations and
+# 20 crashes of a leader, per row) into elect.txt. Six passes
 # is the fewest for which benchstat prints 95% intervals. Tables use
 # -table '' so rows of both binaries (whose pkg lines differ) land in one
 # table; each table is preceded by the benchstat command that prints it
@@ -87,7 +89,7 @@
 # Publishing (BENCH_PUBLISH=1): at the end the tables are copied to
 # bench/results-<UTC date>-<BENCH_NAME>.txt, the raw files (main.txt,
 # peers.txt, paired.txt, cost.txt, rtt.txt, cluster.txt, ack.txt,
-# quorum.txt, hold.txt, env.txt, failures.txt) to
+# quorum.txt, hold.txt, elect.txt, env.txt, failures.txt) to
 # bench/results-<UTC date>-<BENCH_NAME>-raw/ (a -HHMM suffix when those
 # exist already) and the chart to bench/chart.png and bench/chart.svg,
 # ready to commit with RESULTS.md: the commands above each table reproduce
@@ -131,6 +133,10 @@ contended='Lock/./(driver|op=(contended|semaphore))/(op=(contended|semaphore)|cl
 # few seconds each; default filter only)
 paired_n=50
 cost_n=5000
+# terms of the election rows per pass (default filter only): resignations,
+# and crashes (each waits out a 200 ms TTL)
+elect_n=50
+elect_crash_n=20
 
 benchtime=${BENCH_TIME:-$benchtime}
 filter=${BENCH_FILTER:-.}
@@ -232,14 +238,15 @@ go test -c -o "$tmp/main.test" ./bench
 } >"$out/env.txt"
 
 # keep_rows appends the result lines of the benchmark output $1 to the
-# results file $2, except the rows of BenchmarkLockAck and
-# BenchmarkLockQuorum, which go to ack.txt and quorum.txt (tables (h) and
-# (i)) whichever run printed them (the default filter runs them apart; a
-# BENCH_FILTER such as 'LockAck|LockQuorum' in the main run).
+# results file $2, except the rows of BenchmarkLockAck, BenchmarkLockQuorum
+# and BenchmarkLockElect, which go to ack.txt, quorum.txt and elect.txt
+# (tables (h), (i) and (k)) whichever run printed them (the default filter
+# runs them apart; a BENCH_FILTER such as 'LockAck|LockQuorum' or
+# 'LockElect' in the main run).
 keep_rows() {
 	local src=$1 dst=$2 b
-	result_lines "$src" | grep -v -E '^Benchmark(LockAck|LockQuorum)/' >>"$dst" || true
-	for b in LockAck:ack LockQuorum:quorum; do
+	result_lines "$src" | grep -v -E '^Benchmark(LockAck|LockQuorum|LockElect)/' >>"$dst" || true
+	for b in LockAck:ack LockQuorum:quorum LockElect:elect; do
 		if grep -q -E "^Benchmark${b%%:*}/.*ns/op" "$src"; then
 			result_lines "$src" | grep -E "^(Benchmark${b%%:*}/|goos|goarch|pkg|cpu)" >>"$out/${b#*:}.txt" || true
 		fi
@@ -356,6 +363,14 @@ run_pass() {
 		run_bin "$tmp/pass2.txt" "contended rows" -test.run '^$' -test.bench "$contended" \
 			-test.benchtime "${contended_n}x" -test.timeout 60m
 		keep_rows "$tmp/pass2.txt" "$file"
+		# leader election: Resign to the next leader (elect_n terms), and a
+		# leader's crash to the next (elect_crash_n crashes, a TTL each)
+		run_bin "$tmp/extra.txt" "election rows (resign)" -test.run '^$' -test.bench 'LockElect/././op=resign' \
+			-test.benchtime "${elect_n}x" -test.timeout 30m
+		keep_rows "$tmp/extra.txt" /dev/null
+		run_bin "$tmp/extra.txt" "election rows (crash)" -test.run '^$' -test.bench 'LockElect/././op=crash' \
+			-test.benchtime "${elect_crash_n}x" -test.timeout 30m
+		keep_rows "$tmp/extra.txt" /dev/null
 		if [[ "$label" == "main module" ]]; then
 			run_bin "$tmp/extra.txt" "rows over a simulated network" -test.run '^$' -test.bench 'LockRTT' \
 				-test.benchtime "$benchtime" -test.timeout 60m
@@ -528,6 +543,12 @@ bs() {
 		bs -col '/ack@(0 1)' "$out/ack.txt"
 		echo
 	fi
+	if [[ -s "$out/elect.txt" ]]; then
+		echo "### (k) leader election, 4 candidates: from a Resign, and from the leader's crash (terms of 200 ms), to the next leader's Campaign returning (elect-p50-ns, elect-p99-ns); scriptlock's Election per driver vs each peer's lock as its users write an election (waiting in Lock at the library's default retry)"
+		echo
+		bs -row /lib,/driver -col /op "$out/elect.txt"
+		echo
+	fi
 	if [[ -s "$out/quorum.txt" ]]; then
 		echo "### (i) Quorum over 3 standalone servers vs a single-server Mutex: scriptlock per driver (server cost summed over the three)"
 		echo
@@ -580,7 +601,7 @@ if [[ "${BENCH_PUBLISH:-0}" == 1 ]]; then
 	fi
 	mkdir -p "$pub-raw"
 	cp "$out/tables.txt" "$pub.txt"
-	for f in env main peers paired cost rtt cluster ack quorum hold failures; do
+	for f in env main peers paired cost rtt cluster ack quorum hold elect failures; do
 		if [[ -e "$out/$f.txt" ]]; then
 			cp "$out/$f.txt" "$pub-raw/"
 		fi

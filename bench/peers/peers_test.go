@@ -36,3 +36,18 @@ func TestBenchmarksSmoke(t *testing.T) {
 	srv := redisserver.StartStandalone(t)
 	bench.Smoke(t, srv.Addr, peers.Targets())
 }
+
+// BenchmarkLockElect runs the peers' election rows (peers.ElectTargets)
+// against the redis-server named by SCRIPTLOCK_REDIS_ADDR, or one it
+// starts.
+func BenchmarkLockElect(b *testing.B) {
+	srv := redisserver.StartStandalone(b)
+	bench.Benchmark(b, srv.Addr, peers.ElectTargets())
+}
+
+// TestElectSmoke runs the peers' election rows once with a tiny iteration
+// count.
+func TestElectSmoke(t *testing.T) {
+	srv := redisserver.StartStandalone(t)
+	bench.Smoke(t, srv.Addr, peers.ElectTargets())
+}

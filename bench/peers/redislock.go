@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bsm/redislock"
 
@@ -16,16 +17,22 @@ import (
 // bounds its wait by the TTL when ctx has no deadline) the error wraps
 // bench.ErrGaveUp. TryLock is Obtain with the default, NoRetry.
 func Redislock(c *redislock.Client, retry redislock.RetryStrategy) bench.Locker {
-	return redislockLocker{c: c, opts: &redislock.Options{RetryStrategy: retry}}
+	return redislockTTL(c, retry, bench.TTL)
+}
+
+// redislockTTL is Redislock with locks of ttl.
+func redislockTTL(c *redislock.Client, retry redislock.RetryStrategy, ttl time.Duration) bench.Locker {
+	return redislockLocker{c: c, ttl: ttl, opts: &redislock.Options{RetryStrategy: retry}}
 }
 
 type redislockLocker struct {
 	c    *redislock.Client
+	ttl  time.Duration
 	opts *redislock.Options
 }
 
 func (r redislockLocker) Lock(ctx context.Context, key string) (bench.Unlocker, error) {
-	l, err := r.c.Obtain(ctx, key, bench.TTL, r.opts)
+	l, err := r.c.Obtain(ctx, key, r.ttl, r.opts)
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(err, redislock.ErrNotObtained) || errors.Is(err, context.DeadlineExceeded)) {
 			return nil, fmt.Errorf("%w: %w", bench.ErrGaveUp, err)
@@ -36,7 +43,7 @@ func (r redislockLocker) Lock(ctx context.Context, key string) (bench.Unlocker, 
 }
 
 func (r redislockLocker) TryLock(ctx context.Context, key string) (bench.Unlocker, bool, error) {
-	l, err := r.c.Obtain(ctx, key, bench.TTL, nil)
+	l, err := r.c.Obtain(ctx, key, r.ttl, nil)
 	if errors.Is(err, redislock.ErrNotObtained) {
 		return nil, false, nil
 	}

@@ -52,11 +52,35 @@ func Targets() []bench.Target {
 			return Redsync(redsync.New(redsyncredigo.NewPool(bench.NewRedigoPool(tb, addr))), redsync.WithExpiry(bench.TTL))
 		})},
 		{Lib: "rueidislock", Driver: "rueidis", Scenarios: append(bench.Standard(), bench.Refresh(bench.RefreshLeases)), New: func(tb testing.TB, addr string) (bench.Locker, bench.Locker) {
-			return RueidislockAutoRefresh(newRueidislock(tb, addr, false), NewRueidislockRefresh(tb, addr, false)), Rueidislock(newRueidislock(tb, addr, false))
+			return RueidislockAutoRefresh(newRueidislock(tb, addr, false, bench.TTL), NewRueidislockRefresh(tb, addr, false)), Rueidislock(newRueidislock(tb, addr, false, bench.TTL))
 		}},
 		{Lib: "rueidislock-tuned", Driver: "rueidis", Scenarios: append(bench.Standard(), bench.Refresh(bench.RefreshLeases)), New: func(tb testing.TB, addr string) (bench.Locker, bench.Locker) {
-			return RueidislockAutoRefresh(newRueidislock(tb, addr, true), NewRueidislockRefresh(tb, addr, true)), Rueidislock(newRueidislock(tb, addr, true))
+			return RueidislockAutoRefresh(newRueidislock(tb, addr, true, bench.TTL), NewRueidislockRefresh(tb, addr, true)), Rueidislock(newRueidislock(tb, addr, true, bench.TTL))
 		}},
+	}
+}
+
+// ElectTargets returns the peers' election rows, each written the way the
+// library's users write a leader election (bench.HandWritten): every
+// candidate, on clients of its own, waits in the library's Lock at its
+// documented default retry, and resigns with Unlock. redsync retries
+// every 50 to 250 ms (its default); bsm/redislock at
+// DefaultRedislockBackoff (it has no default retry); rueidislock's
+// waiters are woken by a client-side-cache invalidation of the key.
+func ElectTargets() []bench.Target {
+	return []bench.Target{
+		bench.ElectionTarget("redsync", "goredis", func(tb testing.TB, addr string, ttl time.Duration) bench.Candidate {
+			c := bench.NewGoRedis(tb, addr)
+			return bench.HandWritten(Redsync(redsync.New(redsyncgoredis.NewPool(c)), redsync.WithExpiry(ttl)), func() { _ = c.Close() })
+		}),
+		bench.ElectionTarget("redislock", "goredis", func(tb testing.TB, addr string, ttl time.Duration) bench.Candidate {
+			c := bench.NewGoRedis(tb, addr)
+			return bench.HandWritten(redislockTTL(redislock.New(c), redislock.LinearBackoff(DefaultRedislockBackoff), ttl), func() { _ = c.Close() })
+		}),
+		bench.ElectionTarget("rueidislock", "rueidis", func(tb testing.TB, addr string, ttl time.Duration) bench.Candidate {
+			l := newRueidislock(tb, addr, false, ttl)
+			return bench.HandWritten(Rueidislock(l), l.Close)
+		}),
 	}
 }
 
@@ -68,13 +92,13 @@ func twice(one func(tb testing.TB, addr string) bench.Locker) func(tb testing.TB
 }
 
 // newRueidislock returns a rueidislock Locker with KeyMajority 1 and
-// bench.TTL, its client-side cache on (its default: waiters are woken by
-// invalidations), closed by tb.Cleanup.
-func newRueidislock(tb testing.TB, addr string, noLoop bool) rueidislock.Locker {
+// KeyValidity validity, its client-side cache on (its default: waiters
+// are woken by invalidations), closed by tb.Cleanup.
+func newRueidislock(tb testing.TB, addr string, noLoop bool, validity time.Duration) rueidislock.Locker {
 	l, err := rueidislock.NewLocker(rueidislock.LockerOption{
 		ClientOption:   rueidis.ClientOption{InitAddress: []string{addr}},
 		KeyMajority:    1,
-		KeyValidity:    bench.TTL,
+		KeyValidity:    validity,
 		NoLoopTracking: noLoop,
 	})
 	if err != nil {

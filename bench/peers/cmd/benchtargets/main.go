@@ -4,12 +4,13 @@
 //
 // Usage:
 //
-//	benchtargets [-main f] [-peers f] [-paired f] [-cost f] [dir]
+//	benchtargets [-main f] [-peers f] [-paired f] [-cost f] [-elect f] [dir]
 //
 // dir (default ".") is a results folder, such as a published
 // bench/results-<date>-<name>-raw/; the files default to main.txt,
-// peers.txt, paired.txt (BenchmarkPaired) and cost.txt
-// (BenchmarkScriptCost) in it, and each flag names one elsewhere. Rows
+// peers.txt, paired.txt (BenchmarkPaired), cost.txt
+// (BenchmarkScriptCost) and elect.txt (BenchmarkLockElect, both binaries)
+// in it, and each flag names one elsewhere. Rows
 // repeat once per pass: every figure is the median of a row's samples
 // over the passes (names compared without their -<GOMAXPROCS> suffix).
 //
@@ -38,7 +39,11 @@
 //   - semaphore: the server's time per uncontended Acquire+Unlock
 //     (BenchmarkScriptCost's cycle-us/op) at most 1.5x the Mutex's
 //     Lock+Unlock on the same driver; with 16 goroutines, scripts/op
-//     (script calls per grant) at most 3.
+//     (script calls per grant) at most 3;
+//   - leader election (BenchmarkLockElect), per driver: from a Resign to
+//     the next leader's Campaign returning, elect-p99-ns at most 5 ms and
+//     at most 1.0x the lowest of the peers' hand-written elections; from
+//     a leader's crash, at most the TTL (200 ms) plus 50 ms.
 //
 // A target whose rows are missing (a file not written, a row that failed
 // in every pass) gets a line "no data: <target>: <row> <unit> (<file>)"
@@ -60,8 +65,9 @@ func main() {
 	peersF := flag.String("peers", "", "peers' rows (default <dir>/peers.txt)")
 	pairedF := flag.String("paired", "", "BenchmarkPaired's rows (default <dir>/paired.txt)")
 	costF := flag.String("cost", "", "BenchmarkScriptCost's rows (default <dir>/cost.txt)")
+	electF := flag.String("elect", "", "BenchmarkLockElect's rows (default <dir>/elect.txt)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: benchtargets [-main f] [-peers f] [-paired f] [-cost f] [results-dir]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: benchtargets [-main f] [-peers f] [-paired f] [-cost f] [-elect f] [results-dir]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -73,8 +79,8 @@ func main() {
 	if flag.NArg() == 1 {
 		dir = flag.Arg(0)
 	}
-	files := []string{*mainF, *peersF, *pairedF, *costF}
-	for i, name := range []string{"main.txt", "peers.txt", "paired.txt", "cost.txt"} {
+	files := []string{*mainF, *peersF, *pairedF, *costF, *electF}
+	for i, name := range []string{"main.txt", "peers.txt", "paired.txt", "cost.txt", "elect.txt"} {
 		if files[i] == "" {
 			files[i] = filepath.Join(dir, name)
 		}

@@ -21,7 +21,12 @@ var (
 	clients64  = []string{"op=lock-unlock", "clients=64"}
 	clients1   = []string{"op=lock-unlock", "clients=1"}
 	semaphoreN = []string{"op=semaphore", "clients=16"}
+	resign     = []string{"op=resign", "candidates=4"}
+	crash      = []string{"op=crash", "candidates=4", "ttl=200ms"}
 )
+
+// crashTTL is the term TTL of the crash rows (bench.ElectCrashTTL), in ns.
+const crashTTL = 200e6
 
 // check is one target on one driver: what it demands, the figures of the
 // run it was judged on, and its verdict; or, when missing is not empty,
@@ -63,6 +68,11 @@ func judge(rs *results) []check {
 	}
 	for _, d := range drivers {
 		add(semaphoreScripts(rs, d))
+	}
+	for _, d := range drivers {
+		add(resignP99(rs, d))
+		add(resignPeer(rs, d))
+		add(crashP99(rs, d))
 	}
 	return cs
 }
@@ -121,16 +131,16 @@ func (l *lookup) get(unit, src, base string, levels ...string) figure {
 	return figure{}
 }
 
-// bestPeer returns the peer row of BenchmarkLock with levels (on driver,
-// or any driver when driver is "") whose median of unit is the lowest
-// (lower) or the highest, noting it as missing when there is none.
-func (l *lookup) bestPeer(unit string, lower bool, driver string, levels ...string) figure {
+// bestPeer returns the peer row of benchmark base with levels (on
+// driver, or any driver when driver is "") whose median of unit is the
+// lowest (lower) or the highest, noting it as missing when there is none.
+func (l *lookup) bestPeer(base, unit string, lower bool, driver string, levels ...string) figure {
 	want := levels
 	if driver != "" {
 		want = append([]string{"driver=" + driver}, levels...)
 	}
 	var best figure
-	for _, r := range l.rs.match("BenchmarkLock", want...) {
+	for _, r := range l.rs.match(base, want...) {
 		if lib := r.level("lib"); lib == "" || mainLibs[lib] {
 			continue
 		}
@@ -147,7 +157,7 @@ func (l *lookup) bestPeer(unit string, lower bool, driver string, levels ...stri
 		if driver != "" {
 			where = "driver=" + driver
 		}
-		l.missing = append(l.missing, fmt.Sprintf("a peer row BenchmarkLock/lib=<peer>/%s/%s %s (peers.txt)", where, strings.Join(levels, "/"), unit))
+		l.missing = append(l.missing, fmt.Sprintf("a peer row %s/lib=<peer>/%s/%s %s", base, where, strings.Join(levels, "/"), unit))
 	}
 	return best
 }
@@ -196,7 +206,7 @@ func contendedP99Peer(rs *results, d string) check {
 	c := check{target: fmt.Sprintf("contended (8 goroutines, 1 ms hold), %s: wait-p99 <= 0.5x the best peer's (any driver)", d)}
 	l := &lookup{rs: rs}
 	ours := l.get("wait-p99-ns", "main.txt", "BenchmarkLock", sl("scriptlock", d, contended...)...)
-	peer := l.bestPeer("wait-p99-ns", true, "", contended...)
+	peer := l.bestPeer("BenchmarkLock", "wait-p99-ns", true, "", contended...)
 	return l.compare(c, "wait-p99-ns", ours, peer, func(r float64) bool { return r <= 0.5 })
 }
 
@@ -230,7 +240,7 @@ func contendedHandoffs(rs *results, d string) check {
 	c := check{target: fmt.Sprintf("contended (8 goroutines, 1 ms hold), %s: handoffs/s >= 0.9x the best peer's (any driver)", d)}
 	l := &lookup{rs: rs}
 	ours := l.get("handoffs/s", "main.txt", "BenchmarkLock", sl("scriptlock", d, contended...)...)
-	peer := l.bestPeer("handoffs/s", false, "", contended...)
+	peer := l.bestPeer("BenchmarkLock", "handoffs/s", false, "", contended...)
 	return l.compare(c, "handoffs/s", ours, peer, func(r float64) bool { return r >= 0.9 })
 }
 
@@ -281,10 +291,10 @@ func throughput64(rs *results, d string) check {
 	note := ""
 	var peer figure
 	if hasPeer(rs, d, clients64) {
-		peer = l.bestPeer("ns/op", true, d, clients64...)
+		peer = l.bestPeer("BenchmarkLock", "ns/op", true, d, clients64...)
 	} else {
 		note = "no peer on this driver; best peer of any driver: "
-		peer = l.bestPeer("ns/op", true, "", clients64...)
+		peer = l.bestPeer("BenchmarkLock", "ns/op", true, "", clients64...)
 	}
 	c = l.compare(c, "ns/op", peer, ours, func(r float64) bool { return r >= min })
 	if c.figures != "" {
@@ -340,6 +350,43 @@ func semaphoreScripts(rs *results, d string) check {
 	}
 	c.figures = fmt.Sprintf("scripts/op %s%s", num(n.v), n.spread())
 	c.met = n.v <= 3
+	return c
+}
+
+// resignP99 checks the time from a Resign to the next leader's Campaign
+// returning, scriptlock's Election on driver d: p99 at most 5 ms.
+func resignP99(rs *results, d string) check {
+	return atMost(rs, fmt.Sprintf("election, %s: Resign to the next leader, p99 <= 5 ms", d), sl("scriptlock", d, resign...), 5e6)
+}
+
+// resignPeer checks the same p99 against the lowest of the peers'
+// hand-written elections (any driver): at most 1.0x.
+func resignPeer(rs *results, d string) check {
+	c := check{target: fmt.Sprintf("election, %s: Resign to the next leader, p99 <= 1.0x the best peer's (any driver)", d)}
+	l := &lookup{rs: rs}
+	ours := l.get("elect-p99-ns", "elect.txt", "BenchmarkLockElect", sl("scriptlock", d, resign...)...)
+	peer := l.bestPeer("BenchmarkLockElect", "elect-p99-ns", true, "", resign...)
+	return l.compare(c, "elect-p99-ns", ours, peer, func(r float64) bool { return r <= 1 })
+}
+
+// crashP99 checks the time from a leader's crash to the next leader's
+// Campaign returning, scriptlock's Election on driver d: p99 at most the
+// TTL plus 50 ms.
+func crashP99(rs *results, d string) check {
+	return atMost(rs, fmt.Sprintf("election, %s: crash to the next leader, p99 <= TTL (200 ms) + 50 ms", d), sl("scriptlock", d, crash...), crashTTL+50e6)
+}
+
+// atMost checks the median elect-p99-ns of the election row with levels
+// against bound (ns).
+func atMost(rs *results, target string, levels []string, bound float64) check {
+	c := check{target: target}
+	l := &lookup{rs: rs}
+	f := l.get("elect-p99-ns", "elect.txt", "BenchmarkLockElect", levels...)
+	if c.missing = l.missing; !l.ok() {
+		return c
+	}
+	c.figures = fmt.Sprintf("%s elect-p99-ns %s%s", f.label, num(f.v), f.spread())
+	c.met = f.v <= bound
 	return c
 }
 
