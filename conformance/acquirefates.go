@@ -43,18 +43,30 @@ func acquireFates(t *testing.T, e *env, f *faultScripter, key, script string, tr
 	assert.Equal(t, []any{int64(0), int64(0)}, r.r, "late: the held call is refused ({0, 0}): it was abandoned")
 	awaitFree("late")
 
-	a = f.delayBy(script, 1, slowCall).onKey(key)
-	since = f.answered(script)
-	ctx, cancel = context.WithTimeout(base, shortCtx)
-	err := try(ctx)
+	if e.pastContext(t, f, script, key, "delayed past its context: call: an acquire", try) {
+		awaitFree("delayed past its context")
+	}
+}
+
+// pastContext delays the next call of script on key by slowCall and makes
+// call with a context of shortCtx, which must end it promptly (see
+// assertPrompt) with context.DeadlineExceeded; what names the call. Then
+// it waits for the delayed call's answer. It reports false when call
+// returned late: the rule stops.
+func (e *env) pastContext(t *testing.T, f *faultScripter, script, key, what string, call func(ctx context.Context) error) bool {
+	t.Helper()
+	a := f.delayBy(script, 1, slowCall).onKey(key)
+	since := f.answered(script)
+	ctx, cancel := context.WithTimeout(e.ctx, shortCtx)
+	err := call(ctx)
 	returned := time.Now()
 	deadline, _ := ctx.Deadline()
 	cancel()
 	a.disarm()
-	require.ErrorIs(t, err, context.DeadlineExceeded, "delayed past its context: call: an acquire")
-	if !e.assertPrompt(t, deadline, returned, "delayed past its context: call: an acquire") {
-		return
+	require.ErrorIs(t, err, context.DeadlineExceeded, what)
+	if !e.assertPrompt(t, deadline, returned, what) {
+		return false
 	}
-	f.awaitAnswered(t, since, "delayed past its context: the delayed call", script)
-	awaitFree("delayed past its context")
+	f.awaitAnswered(t, since, what+": the delayed call", script)
+	return true
 }

@@ -166,7 +166,7 @@ var badInputs = []badInput{
 		return l.Extend(e.ctx, time.Second)
 	}, locker.ErrExpired},
 	{"reentrant Unlock more times than Lock", func(e *env, c *locker.Client) error {
-		m := e.mutex(c, "bad-input-reentrant", time.Second, &locker.MutexOptions{Owner: "o-" + e.prefix, Reentrant: true})
+		m := e.mutex(c, "bad-input-reentrant", 10*time.Second, &locker.MutexOptions{Owner: "o-" + e.prefix, Reentrant: true})
 		a, err := m.TryLock(e.ctx)
 		require.NoError(e.t, err)
 		b, err := m.TryLock(e.ctx)

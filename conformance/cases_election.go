@@ -58,14 +58,16 @@ var electionCases = []testCase{
 		exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 	},
 	{
-		name:  "Election/Outcome/Proclaim",
-		rule:  "A Proclaim whose first reply is lost is retried and applied once; one delayed past its context returns promptly, and the value it carried is no older than what Leader reported before it.",
-		check: checkElectionProclaimOutcome,
+		name:      "Election/Outcome/Proclaim",
+		rule:      "A Proclaim whose first reply is lost is retried and applied once; one delayed past its context returns promptly, and the value it carried is no older than what Leader reported before it; one given up on (its call held back) and reaching Redis after a later Proclaim is refused (2) and leaves the later value.",
+		check:     checkElectionProclaimOutcome,
+		exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 	},
 	{
-		name:  "Election/Outcome/Resign",
-		rule:  "A Resign whose reply is lost ends the term at once (Valid false, Context cancelled) and is completed in the background: the next candidate leads soon after (timing).",
-		check: checkElectionResignLost,
+		name:      "Election/Outcome/Resign",
+		rule:      "A Resign whose reply is lost, or which is given up on (its call held back) or delayed past its context, ends the term at once (Valid false, Context cancelled) and is completed in the background: the next candidate leads soon after (timing), with a higher term; the held-back call, reaching Redis once the next leads, leaves that term and its record alone.",
+		check:     checkElectionResignOutcome,
+		exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 	},
 }
 
@@ -94,6 +96,20 @@ func campaignAsync(ctx context.Context, el *locker.Election, value string) <-cha
 type termResult struct {
 	t   *locker.Term
 	err error
+}
+
+// campaignShort is el.Campaign(value) for terms of a short ttl: a term
+// that lapsed before it was proclaimed, ttl or more after the call began
+// (the machine ran too late), is timing and stops the test.
+func (e *env) campaignShort(t *testing.T, el *locker.Election, value string, ttl time.Duration) *locker.Term {
+	t.Helper()
+	start := time.Now()
+	term, err := el.Campaign(e.ctx, value)
+	if took := time.Since(start); errors.Is(err, locker.ErrExpired) && took >= ttl {
+		e.tooLate(t, fmt.Sprintf("call: Campaign(%q): its %v term lapsed before it was proclaimed (%v): %v", value, ttl, took, err))
+	}
+	require.NoError(t, err, "call: Campaign(%q)", value)
+	return term
 }
 
 // termHeld is a term as the history checker sees it: Resign ends it.
@@ -181,8 +197,7 @@ func checkElectionLeaderGone(t *testing.T, e *env) {
 	const ttl = time.Second
 	gone := e.client(nil)
 	a := e.election(gone, "gone", ttl)
-	ta, err := a.Campaign(e.ctx, "a")
-	require.NoError(t, err, "call: a.Campaign")
+	ta := e.campaignShort(t, a, "a", ttl)
 	b := e.election(e.client(nil), "gone", ttl)
 	got := campaignAsync(e.ctx, b, "b")
 	closed := time.Now()
@@ -195,14 +210,13 @@ func checkElectionLeaderGone(t *testing.T, e *env) {
 	// from its last refresh (at the latest just before the Close).
 	assert.False(t, ta.ValidUntil().After(time.Now()), "call: b leads while a's term is still valid (until %v)", ta.ValidUntil())
 	e.within(t, "b leading after a's Client closed without Resign", took, ttl+500*time.Millisecond)
-	require.NoError(t, b.Resign(e.ctx), "call: b.Resign")
+	e.unlockShort(t, termHeld{b, r.t}, "call: b.Resign")
 }
 
 func checkElectionTermRefreshed(t *testing.T, e *env) {
 	const ttl = time.Second
 	a := e.election(e.client(nil), "kept", ttl)
-	ta, err := a.Campaign(e.ctx, "a")
-	require.NoError(t, err, "call: a.Campaign")
+	ta := e.campaignShort(t, a, "a", ttl)
 	b := e.election(e.client(nil), "kept", ttl)
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
@@ -225,12 +239,11 @@ func checkElectionTermRefreshed(t *testing.T, e *env) {
 	cancel()
 	r := <-got
 	assert.Error(t, r.err, "call: b's Campaign, its context ended while a leads")
-	require.NoError(t, a.Resign(e.ctx), "call: a.Resign")
+	e.unlockShort(t, termHeld{a, ta}, "call: a.Resign")
 }
 
 func checkElectionProclaimOwnerChecked(t *testing.T, e *env) {
-	const ttl = time.Second
-	a := e.election(e.client(nil), "proclaim", ttl)
+	a := e.election(e.client(nil), "proclaim", electionTTL)
 	ta, err := a.Campaign(e.ctx, "a")
 	require.NoError(t, err, "call: a.Campaign")
 	require.NoError(t, a.Proclaim(e.ctx, "a2"), "call: a.Proclaim while leading")
@@ -352,19 +365,11 @@ func checkElectionProclaimOutcome(t *testing.T, e *env) {
 	assert.Equal(t, "v1", l.Value, "lost: Leader().Value after the retried Proclaim")
 	assert.Equal(t, term.Fence(), l.Term, "lost: Leader().Term")
 
-	since := f.answered("elect_proclaim")
-	a = f.delayBy("elect_proclaim", 1, slowCall).onKey(key)
-	ctx, cancel := context.WithTimeout(e.ctx, shortCtx)
-	err = el.Proclaim(ctx, "v2")
-	returned := time.Now()
-	deadline, _ := ctx.Deadline()
-	cancel()
-	a.disarm()
-	require.ErrorIs(t, err, context.DeadlineExceeded, "delayed: call: Proclaim delayed past its context")
-	if !e.assertPrompt(t, deadline, returned, "delayed: call: Proclaim") {
+	if !e.pastContext(t, f, "elect_proclaim", key, "delayed: call: Proclaim delayed past its context", func(ctx context.Context) error {
+		return el.Proclaim(ctx, "v2")
+	}) {
 		return
 	}
-	f.awaitAnswered(t, since, "delayed: the delayed Proclaim", "elect_proclaim")
 	l, err = el.Leader(e.ctx)
 	require.NoError(t, err, "delayed: call: Leader")
 	assert.Contains(t, []string{"v1", "v2"}, l.Value, "delayed: Leader().Value after the delayed Proclaim ran")
@@ -372,30 +377,67 @@ func checkElectionProclaimOutcome(t *testing.T, e *env) {
 	l, err = el.Leader(e.ctx)
 	require.NoError(t, err, "call: Leader")
 	assert.Equal(t, "v3", l.Value, "Leader().Value after the later Proclaim")
+
+	ctx, cancel := context.WithCancel(e.ctx)
+	a = f.holdBack("elect_proclaim", 1, cancel).onKey(key)
+	err = el.Proclaim(ctx, "late")
+	cancel()
+	require.Error(t, err, "late: call: Proclaim given up on")
+	held := a.next(t, "late")
+	require.NoError(t, el.Proclaim(e.ctx, "v4"), "late: call: the Proclaim after the one given up on")
+	r := held.deliver(t)
+	require.NoError(t, r.err, "late: the held Proclaim, delivered after a later one")
+	assert.Equal(t, int64(2), r.r, "late: the held Proclaim's reply: want 2 (refused: a later Proclaim was recorded)")
+	l, err = el.Leader(e.ctx)
+	require.NoError(t, err, "late: call: Leader")
+	assert.Equal(t, "v4", l.Value, "late: Leader().Value after the late Proclaim reached Redis")
 	require.NoError(t, el.Resign(e.ctx), "call: Resign")
 }
 
-func checkElectionResignLost(t *testing.T, e *env) {
+func checkElectionResignOutcome(t *testing.T, e *env) {
 	f := e.faults()
-	a := e.election(e.clientOn(f, nil), "resign", electionTTL)
-	ta, err := a.Campaign(e.ctx, "a")
-	require.NoError(t, err, "call: a.Campaign")
-	b := e.election(e.client(nil), "resign", electionTTL)
-	got := campaignAsync(e.ctx, b, "b")
 	key := e.client(nil).Key("resign")
-	arm := f.lose("elect_release", 1).onKey(key)
-	err = a.Resign(e.ctx)
-	arm.awaitApplied(t, 1, "the Resign")
-	assert.False(t, ta.Valid(), "call: a's term after a Resign whose outcome is unknown: Valid (err %v)", err)
-	select {
-	case <-ta.Context().Done():
-	case <-time.After(time.Second):
-		t.Error("call: a's term's Context not cancelled after its Resign")
+	for _, fate := range []string{"lost", "late", "delayed"} {
+		a := e.election(e.clientOn(f, nil), "resign", electionTTL)
+		ta, err := a.Campaign(e.ctx, "a")
+		require.NoError(t, err, "%s: call: a.Campaign", fate)
+		b := e.election(e.client(nil), "resign", electionTTL)
+		got := campaignAsync(e.ctx, b, "b")
+		var held *heldCall
+		switch fate {
+		case "lost":
+			arm := f.lose("elect_release", 1).onKey(key)
+			err = a.Resign(e.ctx)
+			arm.awaitApplied(t, 1, "lost: the Resign")
+		case "late":
+			ctx, cancel := context.WithCancel(e.ctx)
+			arm := f.holdBack("elect_release", 1, cancel).onKey(key)
+			err = a.Resign(ctx)
+			cancel()
+			held = arm.next(t, "late")
+		case "delayed":
+			if !e.pastContext(t, f, "elect_release", key, "delayed: call: a.Resign delayed past its context", a.Resign) {
+				return
+			}
+		}
+		assert.False(t, ta.Valid(), "%s: call: a's term after a Resign whose outcome is unknown: Valid (err %v)", fate, err)
+		select {
+		case <-ta.Context().Done():
+		case <-time.After(time.Second):
+			t.Errorf("%s: call: a's term's Context not cancelled after its Resign", fate)
+		}
+		r := arrive(t, e, got, 5*time.Second, fate+": b's Campaign after a's Resign")
+		require.NoError(t, r.err, "%s: call: b.Campaign", fate)
+		assert.Greater(t, r.t.Fence(), ta.Fence(), "%s: call: b's term number", fate)
+		if held != nil {
+			rep := held.deliver(t)
+			require.NoError(t, rep.err, "late: a's held Resign, delivered once b leads")
+			l, err := b.Leader(e.ctx)
+			require.NoError(t, err, "late: call: Leader after a's late Resign reached Redis")
+			assert.Equal(t, r.t.Fence(), l.Term, "late: Leader().Term after a's late Resign reached Redis: b's term")
+		}
+		require.NoError(t, b.Resign(e.ctx), "%s: call: b.Resign (b's term untouched by a's Resign)", fate)
 	}
-	r := arrive(t, e, got, 5*time.Second, "b's Campaign after a's lost Resign")
-	require.NoError(t, r.err, "call: b.Campaign")
-	assert.Greater(t, r.t.Fence(), ta.Fence(), "call: b's term number")
-	require.NoError(t, b.Resign(e.ctx), "call: b.Resign")
 }
 
 func checkElectionCampaignOutcome(t *testing.T, e *env) {
@@ -434,19 +476,12 @@ func checkElectionCampaignOutcome(t *testing.T, e *env) {
 
 	for _, script := range []string{"acquire", "elect_proclaim"} {
 		what := "delayed " + script
-		a = f.delayBy(script, 1, slowCall).onKey(key)
-		since = f.answered(script)
-		ctx, cancel = context.WithTimeout(e.ctx, shortCtx)
-		_, err = el.Campaign(ctx, "delayed")
-		returned := time.Now()
-		deadline, _ := ctx.Deadline()
-		cancel()
-		a.disarm()
-		require.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: Campaign", what)
-		if !e.assertPrompt(t, deadline, returned, what+": call: Campaign") {
+		if !e.pastContext(t, f, script, key, what+": call: Campaign", func(ctx context.Context) error {
+			_, err := el.Campaign(ctx, "delayed")
+			return err
+		}) {
 			return
 		}
-		f.awaitAnswered(t, since, what+": the delayed call", script)
 		awaitNoLeader(t, e, other, what)
 	}
 }

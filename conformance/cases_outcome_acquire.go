@@ -235,22 +235,13 @@ func checkOutcomeAcquireDelayed(t *testing.T, e *env) {
 		what = m.String() + ", its call delayed " + slowCall.String() + " past its " + shortCtx.String() + " context"
 		o.mode(what, func(t *testing.T) {
 			name := o.name(m, "slow-ctx")
-			a := o.f.delayBy(m.script("acquire"), 1, slowCall).onKey(m.hashKey(o.c, name))
-			since := o.f.answered(m.script("acquire"))
-			ctx, cancel := context.WithTimeout(e.ctx, shortCtx)
-			l, err := o.acquire(ctx, m, name)
-			returned := time.Now()
-			deadline, _ := ctx.Deadline()
-			cancel()
-			a.disarm()
-			require.Error(t, err, "%s: call: %s: got a lease, want the context's error", what, m.op())
-			assert.Nil(t, l, "%s: call: %s: lease", what, m.op())
-			assert.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: %s: got %v, want context.DeadlineExceeded", what, m.op(), err)
-			if !e.assertPrompt(t, deadline, returned, what+": call: "+m.op()) {
-				return
+			if e.pastContext(t, o.f, m.script("acquire"), m.hashKey(o.c, name), what+": call: "+m.op(), func(ctx context.Context) error {
+				l, err := o.acquire(ctx, m, name)
+				assert.Nil(t, l, "%s: call: %s: lease", what, m.op())
+				return err
+			}) {
+				o.awaitFree(m, name, what)
 			}
-			o.f.awaitAnswered(t, since, what+": the delayed call", m.script("acquire"))
-			o.awaitFree(m, name, what)
 		})
 	}
 }

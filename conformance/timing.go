@@ -395,11 +395,15 @@ func (e *env) lapsedDone(t *testing.T, err error, granted time.Time, ttl time.Du
 	require.NoError(t, err, what)
 }
 
-// unlockShort unlocks l, a lease with a short TTL: an Unlock that finds it
-// gone (ErrExpired or ErrHeldByOther) after its validity deadline passed
-// (the machine ran too slow for the rule to unlock in time) is timing
-// (see timely) and stops the test; any other error fails it.
-func (e *env) unlockShort(t *testing.T, l *locker.Lease, what string) {
+// unlockShort unlocks l, a lease (or a term) with a short TTL: an Unlock
+// that finds it gone (ErrExpired or ErrHeldByOther) after its validity
+// deadline passed (the machine ran too slow for the rule to unlock in
+// time) is timing (see timely) and stops the test; any other error fails
+// it.
+func (e *env) unlockShort(t *testing.T, l interface {
+	ValidUntil() time.Time
+	Unlock(context.Context) error
+}, what string) {
 	t.Helper()
 	vu := l.ValidUntil()
 	err := l.Unlock(e.ctx)

@@ -248,6 +248,20 @@ func testList(t *testing.T, d *deployment) {
 	assert.Empty(t, decodeStates(t, r.stdout), "no lock held any more")
 }
 
+// jsonLines decodes out, one JSON object a line (blank lines skipped).
+func jsonLines[T any](t *testing.T, out string) []T {
+	var vs []T
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var v T
+		require.NoError(t, json.Unmarshal([]byte(l), &v), "a JSON object a line: %q", l)
+		vs = append(vs, v)
+	}
+	return vs
+}
+
 func testWatch(t *testing.T, d *deployment) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -258,18 +272,7 @@ func testWatch(t *testing.T, d *deployment) {
 	go func() {
 		done <- run(wctx, append([]string{"watch", "--json", "--interval", "10ms", name}, d.flags...), &out, &errOut)
 	}()
-	lines := func() []stateJSON {
-		var ss []stateJSON
-		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-			if l == "" {
-				continue
-			}
-			var s stateJSON
-			require.NoError(t, json.Unmarshal([]byte(l), &s), "a JSON object a line: %q", l)
-			ss = append(ss, s)
-		}
-		return ss
-	}
+	lines := func() []stateJSON { return jsonLines[stateJSON](t, out.String()) }
 	require.Eventually(t, func() bool { return len(lines()) == 1 }, 10*time.Second, 5*time.Millisecond, "the first state is printed")
 	assert.True(t, lines()[0].Free)
 
@@ -447,18 +450,7 @@ func testLeader(t *testing.T, d *deployment) {
 	go func() {
 		done <- run(wctx, append([]string{"leader", "--watch", "--json", name}, d.flags...), &out, &errOut)
 	}()
-	lines := func() []leaderJSON {
-		var ls []leaderJSON
-		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-			if l == "" {
-				continue
-			}
-			var v leaderJSON
-			require.NoError(t, json.Unmarshal([]byte(l), &v), "a JSON object a line: %q", l)
-			ls = append(ls, v)
-		}
-		return ls
-	}
+	lines := func() []leaderJSON { return jsonLines[leaderJSON](t, out.String()) }
 	el, err := d.locks.NewElection(name, 30*time.Second, nil)
 	require.NoError(t, err)
 	term, err := el.Campaign(ctx, "worker-1")
