@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -181,10 +182,12 @@ func checkSemWakePassesOn(t *testing.T, e *env) {
 		never := &locker.SemaphoreOptions{StarvationThreshold: -1}
 		holder, h, a, b := e.twoWaiting(t, name, 2, 2, 2, 1, never)
 		calls := b.f.count("sem_acquire")
-		arm := a.f.delayBy("sem_acquire", 1, 300*time.Millisecond)
+		const delay = 300 * time.Millisecond
+		arm := a.f.delayBy("sem_acquire", 1, delay)
 		require.NoError(t, h.Unlock(e.ctx), "call: Unlock of the lease of 2")
+		released := time.Now()
 		x, err := holder.TryAcquire(e.ctx, 1)
-		require.NoError(t, err, "call: a barging TryAcquire(1) right after the Unlock")
+		e.bargedInTime(t, err, released, delay, "call: a barging TryAcquire(1) right after the Unlock")
 		arm.awaitApplied(t, 1, "a's woken try")
 		l := b.granted(t, 1200*time.Millisecond, "b, handed the wake-up a could not use")
 		assert.Equal(t, calls+1, b.f.count("sem_acquire"), "b was woken once, after a's refused try")
@@ -301,12 +304,14 @@ func checkSemStarvation(t *testing.T, e *env) {
 	require.NoError(t, err, "call: TryAcquire(3)")
 	w := e.startSemWaiter(other, 3, 1, 30*time.Second, never, "w")
 	time.Sleep(2 * threshold)
-	arm = w.f.delayBy("sem_acquire", 1, 500*time.Millisecond)
+	const delay = 500 * time.Millisecond
+	arm = w.f.delayBy("sem_acquire", 1, delay)
 	require.NoError(t, h.Unlock(e.ctx), "call: Unlock of the lease of 3")
+	released := time.Now()
 	var bs []*locker.Lease
 	for i := range 3 {
 		l, err := holder.TryAcquire(e.ctx, 1)
-		require.NoError(t, err, "call: barging TryAcquire(1) #%d past a waiter that never starves", i)
+		e.bargedInTime(t, err, released, delay, fmt.Sprintf("call: barging TryAcquire(1) #%d past a waiter that never starves", i))
 		bs = append(bs, l)
 	}
 	arm.awaitApplied(t, 1, "w's woken try")
@@ -316,4 +321,17 @@ func checkSemStarvation(t *testing.T, e *env) {
 	}
 	lw := w.granted(t, 5*time.Second, "w, once the bargers released")
 	require.NoError(t, lw.Unlock(e.ctx))
+}
+
+// bargedInTime requires err, the error of a barging TryAcquire meant to
+// come before a woken waiter's try (delayed by delay from released), to
+// be nil. Refused once the delay had passed, the waiter's try may have
+// come first (the machine ran too late for the barger): timing, and the
+// test stops.
+func (e *env) bargedInTime(t *testing.T, err error, released time.Time, delay time.Duration, what string) {
+	t.Helper()
+	if took := time.Since(released); errors.Is(err, locker.ErrNotObtained) && took >= delay {
+		e.tooLate(t, fmt.Sprintf("%s: refused %v after the release, past the waiter's %v delay", what, took, delay))
+	}
+	require.NoError(t, err, what)
 }
