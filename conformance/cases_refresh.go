@@ -163,7 +163,13 @@ func checkLostOnTakeover(t *testing.T, e *env) {
 	_, err = e.d.admin.Do(e.ctx, key, "HSET", key, "owner", "intruder")
 	require.NoError(t, err, "call: admin HSET %s owner intruder", key)
 	awaitLost(t, l, "another owner took the lock")
-	assert.ErrorIs(t, l.Err(), locker.ErrHeldByOther, "call: Err() after a takeover")
+	if errors.Is(l.Err(), locker.ErrExpired) {
+		// No renewal ran before the validity deadline: the one that would
+		// have met the intruder came too late.
+		e.timely(t, false, fmt.Sprintf("call: Err() after a takeover: %v: no renewal met the intruder before the lease's validity deadline", l.Err()))
+	} else {
+		assert.ErrorIs(t, l.Err(), locker.ErrHeldByOther, "call: Err() after a takeover")
+	}
 	assert.ErrorIs(t, l.Unlock(e.ctx), locker.ErrHeldByOther, "call: Unlock after a takeover")
 }
 
