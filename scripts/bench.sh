@@ -609,6 +609,10 @@ if [[ "${BENCH_PUBLISH:-0}" == 1 ]]; then
 	if [[ $charted == 1 ]]; then
 		cp "$out/chart.png" "$out/chart.svg" bench/
 	fi
-	echo "== published $pub.txt (tables), $pub-raw/ (raw files) and bench/chart.png, bench/chart.svg: commit them with RESULTS.md"
+	if [[ $charted == 1 ]]; then
+		echo "== published $pub.txt (tables), $pub-raw/ (raw files) and bench/chart.png, bench/chart.svg: commit them with RESULTS.md"
+	else
+		echo "== published $pub.txt (tables) and $pub-raw/ (raw files); no chart: commit them with RESULTS.md"
+	fi
 	echo "   each table's benchstat command reprints it in $pub-raw/ (benchstat: go install golang.org/x/perf/cmd/benchstat@$(cd bench/peers && go list -m -f '{{.Version}}' golang.org/x/perf))"
 fi
