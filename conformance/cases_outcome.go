@@ -369,6 +369,22 @@ func (o *outcome) mustUnlock(what string, g *grant) {
 	require.NoError(o.t, err, "%s: call: Unlock of %s: got %v, want nil", what, g, err)
 }
 
+// mustUnlockShort is mustUnlock for a lease left with a short TTL: one
+// found gone after its validity deadline is timing (see env.unlockShort).
+func (o *outcome) mustUnlockShort(what string, g *grant) {
+	o.t.Helper()
+	o.e.unlockShort(o.t, recorded{o, g}, fmt.Sprintf("%s: call: Unlock of %s", what, g))
+}
+
+// recorded is g's lease, whose Unlock the history records.
+type recorded struct {
+	o *outcome
+	g *grant
+}
+
+func (r recorded) ValidUntil() time.Time            { return r.g.l.ValidUntil() }
+func (r recorded) Unlock(ctx context.Context) error { return r.o.unlock(ctx, r.g) }
+
 // tryProbe makes one exclusive TryLock (see mode.probe) on name by the
 // prober client, recording a grant.
 func (o *outcome) tryProbe(m mode, name string) (*grant, error) {

@@ -153,7 +153,7 @@ func checkOutcomeExtendDelayed(t *testing.T, e *env) {
 			sent := o.f.firstEntered(m.script("extend"), m.hashKey(o.c, name), start) // the earliest it can run on Redis
 			notAfter(t, l.ValidUntil(), sent.Add(shortExtend), what+": call: ValidUntil() (no later than the TTL counted from when the call was sent)")
 			o.f.awaitAnswered(t, since, what+": the delayed call", m.script("extend"))
-			o.mustUnlock(what, g)
+			o.mustUnlockShort(what, g)
 			o.awaitFree(m, name, what)
 		})
 	}

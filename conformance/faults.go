@@ -145,7 +145,7 @@ type faultArm struct {
 	code   string             // answered: the error code
 	first  bool               // delayed: run at once, delay the reply
 	hits   int                // calls the fate was applied to
-	since  int                // calls of script the core made before a was armed
+	seen   int                // calls of script (on key, when set) the core made since a was armed
 	held   chan *heldCall     // late: the held calls, in arrival order
 }
 
@@ -159,7 +159,6 @@ func (f *faultScripter) arm(script string, ft fate, n int, set ...func(*faultArm
 		s(a)
 	}
 	f.mu.Lock()
-	a.since = f.calls[script]
 	f.arms = append(f.arms, a)
 	f.mu.Unlock()
 	return a
@@ -227,12 +226,13 @@ func (a *faultArm) applied() int {
 	return a.hits
 }
 
-// made is the number of calls of a's script the core made since a was
-// armed.
+// made is the number of calls of a's script (on its key, when it has one)
+// the core made since a was armed: parallel subtests' calls on other keys
+// do not count.
 func (a *faultArm) made() int {
 	a.f.mu.Lock()
 	defer a.f.mu.Unlock()
-	return a.f.calls[a.script] - a.since
+	return a.seen
 }
 
 // awaitApplied waits until a's fate was applied to n calls. When they do
@@ -246,7 +246,7 @@ func (a *faultArm) awaitApplied(t *testing.T, n int, what string) {
 		return
 	}
 	a.f.mu.Lock()
-	hits, made := a.hits, a.f.calls[a.script]-a.since
+	hits, made := a.hits, a.seen
 	a.f.mu.Unlock()
 	if made == 0 {
 		// The core made no such call in 10 s: it runs late (a waiter's
@@ -550,6 +550,11 @@ func (f *faultScripter) match(c scriptCall) *faultArm {
 		f.entered = slices.Delete(f.entered, 0, 1)
 	}
 	f.entered = append(f.entered, ec)
+	for _, a := range f.arms {
+		if a.script == c.name && (a.key == "" || len(c.keys) > 0 && c.keys[0] == a.key) {
+			a.seen++
+		}
+	}
 	for _, a := range f.arms {
 		if a.left == 0 || a.script != c.name || a.key != "" && (len(c.keys) == 0 || c.keys[0] != a.key) {
 			continue
