@@ -43,6 +43,11 @@ func (g *gatedScripter) Eval(ctx context.Context, src string, keys, args []strin
 	return g.countingScripter.Eval(ctx, src, keys, args)
 }
 
+// entryRefresh is how often a FIFO waiter refreshes its queue entry (5 s)
+// with a call of its own, a third of it: a rule that counts a waiter's
+// calls and took that long may count that call too.
+const entryRefresh = 1600 * time.Millisecond
+
 func checkDirectHandover(t *testing.T, e *env) {
 	const waiters = 6
 	c := e.client(nil)
@@ -53,6 +58,7 @@ func checkDirectHandover(t *testing.T, e *env) {
 	g := &gatedScripter{countingScripter: &countingScripter{Scripter: e.s}}
 	wc := e.clientOn(g, nil)
 	results := make([]<-chan lockResult, waiters)
+	queued := time.Now()
 	for i := range waiters {
 		results[i] = lockAsync(e.ctx, e.mutex(wc, "handover", 30*time.Second, fifo))
 		e.awaitQueue(c, "handover", int64(i+1)) // arrival order is the order started
@@ -82,6 +88,9 @@ func checkDirectHandover(t *testing.T, e *env) {
 	require.NoError(t, first.err, "call: Lock of the first waiter")
 	calls := g.calls() - before
 	assert.Equal(t, st.Mutex.Fence, first.l.Fence(), "call: Lock of the first waiter: the lease of the handed-over grant")
+	if took := time.Since(queued); calls >= waiters && took >= entryRefresh {
+		e.tooLate(t, fmt.Sprintf("script calls of the waiters' process from the hand-over to the grant: %d; the waiters queued %v before, past their entries' refresh (%v)", calls, took.Round(time.Millisecond), entryRefresh))
+	}
 	assert.Less(t, calls, int64(waiters), "script calls of the waiters' process from the hand-over to the grant: only the head is woken")
 
 	// The rest follow in order, each by a hand-over.

@@ -274,7 +274,13 @@ func checkQuorumRefused(t *testing.T, e *env) {
 		others = append(others, o)
 	}
 	_, err := qs.quorum("q", 10*time.Second, nil).TryLock(e.ctx)
-	require.ErrorIs(t, err, locker.ErrNotObtained, "call: quorum TryLock with two deployments held by others")
+	if !errors.Is(err, locker.ErrNotObtained) && errors.Is(err, context.DeadlineExceeded) {
+		// The deployments did not answer in time: the outcome is unknown,
+		// and whatever part was granted must still be released.
+		e.timely(t, false, fmt.Sprintf("call: quorum TryLock with two deployments held by others: %v", err))
+	} else {
+		require.ErrorIs(t, err, locker.ErrNotObtained, "call: quorum TryLock with two deployments held by others")
+	}
 	e.freeSoon(t, func() bool { return !qs.held(0, "q") }, 5*time.Second, 10*time.Second,
 		"call: plain TryLock on deployment 0: the part of the refused attempt must be released again")
 	for _, o := range others {

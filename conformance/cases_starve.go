@@ -397,9 +397,6 @@ func checkJoinFirst(t *testing.T, e *env, name string, hopts, wopts *locker.Mute
 	mu.Lock()
 	n := attempts[r2.l.Fence()]
 	mu.Unlock()
-	// A waiter refreshes its entry (5 s) with a call of its own every
-	// third of it: a machine that took that long made the call due.
-	const entryRefresh = 1600 * time.Millisecond
 	if took := time.Since(began); n > 2 && took >= entryRefresh {
 		e.tooLate(t, fmt.Sprintf("call: acquire calls of the second waiter's Lock: %d, want 2; it waited %v, past its entry's refresh (%v)", n, took.Round(time.Millisecond), entryRefresh))
 	}
