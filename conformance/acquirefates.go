@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,25 +50,48 @@ func acquireFates(t *testing.T, e *env, f *faultScripter, key, script string, tr
 	}
 }
 
-// pastContext delays the next call of script on key by slowCall and makes
-// call with a context of shortCtx, which must end it promptly (see
-// assertPrompt) with context.DeadlineExceeded; what names the call. Then
-// it waits for the delayed call's answer. It reports false when call
-// returned late: the rule stops.
+// pastContext is cutShort, then the wait for the delayed call's answer.
+// It reports false when the rule stops.
 func (e *env) pastContext(t *testing.T, f *faultScripter, script, key, what string, call func(ctx context.Context) error) bool {
 	t.Helper()
-	a := f.delayBy(script, 1, slowCall).onKey(key)
+	since, ok := e.cutShort(t, f, script, key, what, call)
+	if ok {
+		f.awaitAnswered(t, since, what+": the delayed call", script)
+	}
+	return ok
+}
+
+// cutShort delays the next call of script (on key; any key when "") by
+// slowCall and makes call with a context of shortCtx, which must end it
+// promptly (see assertPrompt) with context.DeadlineExceeded; what names
+// the call. It returns how many calls of script were answered before, for
+// awaitAnswered, and false when the rule stops: call returned late, or it
+// succeeded because this process saw its context end only after the
+// delayed call answered (the context's timer ran late: timing, see
+// tooLate), which a core that waits for a slow call does on any machine.
+func (e *env) cutShort(t *testing.T, f *faultScripter, script, key, what string, call func(ctx context.Context) error) (int, bool) {
+	t.Helper()
+	a := f.delayBy(script, 1, slowCall)
+	if key != "" {
+		a.onKey(key)
+	}
 	since := f.answered(script)
 	ctx, cancel := context.WithTimeout(e.ctx, shortCtx)
+	var seen atomic.Int64 // when this process saw ctx end (unix ns)
+	context.AfterFunc(ctx, func() { seen.Store(time.Now().UnixNano()) })
 	err := call(ctx)
 	returned := time.Now()
 	deadline, _ := ctx.Deadline()
+	ended := returned
+	if ns := seen.Load(); ns != 0 {
+		ended = time.Unix(0, ns)
+	}
 	cancel()
 	a.disarm()
-	require.ErrorIs(t, err, context.DeadlineExceeded, what)
-	if !e.assertPrompt(t, deadline, returned, what) {
-		return false
+	if late := ended.Sub(deadline); err == nil && late >= lagLimit {
+		e.tooLate(t, fmt.Sprintf("%s: answered: its %v context's end was seen %v after its deadline, after the delayed call's answer", what, shortCtx, late.Round(lagRoundTo)))
 	}
-	f.awaitAnswered(t, since, what+": the delayed call", script)
-	return true
+	require.ErrorIs(t, err, context.DeadlineExceeded, what)
+	a.requireOnce(t, "%s: the call was delayed", what)
+	return since, e.assertPrompt(t, deadline, returned, what)
 }

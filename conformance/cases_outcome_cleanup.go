@@ -293,25 +293,20 @@ func checkOutcomeCleanupDelayed(t *testing.T, e *env) {
 		o.mode(what, func(t *testing.T) {
 			name := o.name(m, "cleanup-slow")
 			_, hg := o.mustAcquire(o.other, holderMode(lm.holder), name, outcomeTTL)
-			a := o.f.delayBy(m.script("acquire"), 1, slowCall).onKey(m.hashKey(o.c, name))
 			arms := o.armCleanups(fateDelayed, -1, slowCleanup)
 			defer disarmAll(arms)
 			since := o.f.answeredOn(m.hashKey(o.c, name), cleanupScripts...)
-			sinceAcq := o.f.answered(m.script("acquire"))
-			ctx, cancel := context.WithTimeout(e.ctx, shortCtx)
-			l, err := o.acquire(ctx, m, name)
-			returned := time.Now()
-			deadline, _ := ctx.Deadline()
-			cancel()
-			a.disarm()
-			require.Error(t, err, "%s: call: %s: got a lease, want ErrNotObtained", what, m.op())
-			assert.Nil(t, l)
-			assert.ErrorIs(t, err, locker.ErrNotObtained, "%s: call: %s: got %v, want ErrNotObtained joined with the context's error", what, m.op(), err)
-			assert.ErrorIs(t, err, context.DeadlineExceeded, "%s: call: %s: got %v, want ErrNotObtained joined with context.DeadlineExceeded", what, m.op(), err)
-			if !e.assertPrompt(t, deadline, returned, what+": call: "+m.op()) { // finding 15
+			sinceAcq, ok := e.cutShort(t, o.f, m.script("acquire"), m.hashKey(o.c, name), what+": call: "+m.op(), func(ctx context.Context) error {
+				l, err := o.acquire(ctx, m, name)
+				if err != nil {
+					assert.Nil(t, l)
+					assert.ErrorIs(t, err, locker.ErrNotObtained, "%s: call: %s: got %v, want ErrNotObtained joined with the context's error", what, m.op(), err)
+				}
+				return err
+			})
+			if !ok { // finding 15
 				return
 			}
-			a.requireOnce(t, "%s: the acquire call was delayed", what)
 			o.f.awaitCleanup(t, m.hashKey(o.c, name), since, what)
 			o.f.awaitAnswered(t, sinceAcq, what+": the delayed acquire call", m.script("acquire"))
 			disarmAll(arms)

@@ -31,8 +31,11 @@ import (
 // held back; the Client tracks them and Close waits for them (bounded).
 
 const (
-	// cleanupTry bounds one clean-up call.
-	cleanupTry = 500 * time.Millisecond
+	// cleanupTry bounds a clean-up's first call; each try after a timeout
+	// may take twice as long as the one before, up to cleanupTryMax, so a
+	// server whose round trips take longer is still reached.
+	cleanupTry    = 500 * time.Millisecond
+	cleanupTryMax = 4 * time.Second
 	// cleanupFor bounds the retries of one clean-up: well within
 	// abandonedMS, so a call is refused for as long as it may be retried.
 	cleanupFor = 10 * time.Second
@@ -69,10 +72,12 @@ func newJanitor() *janitor {
 }
 
 // later runs op in the background until it succeeds, fails with an answer
-// from the server other than a passing state (TRYAGAIN, ...), or until (when later than now + cleanupTry; the zero
-// Time means cleanupFor from now). Each try is
-// bounded by cleanupTry; a connection failure or an unknown outcome is
-// tried again with backoff, since every clean-up script is idempotent. key
+// from the server other than a passing state (TRYAGAIN, ...), or until
+// (when later than now + cleanupTry; the zero Time means cleanupFor from
+// now). Each try is bounded by cleanupTry, doubled after each try that
+// timed out (up to cleanupTryMax); a connection failure or an unknown
+// outcome is tried again with backoff, since every clean-up script is
+// idempotent. key
 // names the Redis key the clean-up is for (see awaitCleanup); "" for none.
 // Once Close started, it still takes the clean-ups that calls and
 // clean-ups in flight schedule (a grant arriving late is released), until
@@ -112,10 +117,13 @@ func (c *Client) later(key string, until time.Time, op func(ctx context.Context)
 			until = time.Now().Add(cleanupFor)
 		}
 		until = latest(until, time.Now().Add(cleanupTry))
-		pause := 10 * time.Millisecond
+		pause, try := 10*time.Millisecond, cleanupTry
 		for {
-			ctx, cancel := context.WithTimeout(j.ctx, cleanupTry)
+			ctx, cancel := context.WithTimeout(j.ctx, try)
 			err := op(ctx)
+			if ctx.Err() != nil {
+				try = min(2*try, cleanupTryMax)
+			}
 			cancel()
 			if err == nil || (answered(err) && !transient(err)) || j.ctx.Err() != nil || !time.Now().Add(pause).Before(until) {
 				return

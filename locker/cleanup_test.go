@@ -65,6 +65,43 @@ func TestCleanupRetriesUnknown(t *testing.T) {
 	assert.Len(t, f.runs("abandon"), 2, "a try that timed out is tried again")
 }
 
+// TestCleanupReachesSlowServer checks that a clean-up reaches a server
+// whose round trip takes longer than a clean-up's first try: each try that
+// timed out gets twice as long as the one before.
+func TestCleanupReachesSlowServer(t *testing.T) {
+	defer leak.VerifyNone(t, leak.IgnoreCurrent())
+	c, f := newClient(t, nil)
+	const trip = 1200 * time.Millisecond
+	var mu sync.Mutex
+	var bounds []time.Duration
+	done := make(chan struct{})
+	f.handle(func(ctx context.Context, _ call) (any, error) {
+		d, _ := ctx.Deadline()
+		mu.Lock()
+		bounds = append(bounds, time.Until(d).Round(100*time.Millisecond))
+		mu.Unlock()
+		select {
+		case <-time.After(trip):
+			close(done)
+			return int64(1), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}, "abandon")
+	abandonAfterUnknown(t, c, f)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the clean-up never reached the slow server")
+	}
+	require.NoError(t, c.Close())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, bounds, 3, "tries bounded 500ms and 1s time out; the third, 2s, is answered")
+	assert.Less(t, bounds[0], bounds[1], "a try after a timeout is longer")
+	assert.Less(t, bounds[1], bounds[2], "a try after a timeout is longer")
+}
+
 func TestCleanupStopsOnAnswer(t *testing.T) {
 	defer leak.VerifyNone(t, leak.IgnoreCurrent())
 	c, f := newClient(t, nil)
