@@ -77,8 +77,8 @@ func newJanitor() *janitor {
 // now). Each try is bounded by cleanupTry, doubled after each try that
 // timed out (up to cleanupTryMax); a connection failure or an unknown
 // outcome is tried again with backoff, since every clean-up script is
-// idempotent. key
-// names the Redis key the clean-up is for (see awaitCleanup); "" for none.
+// idempotent. key names the Redis key the clean-up is for (see
+// awaitCleanup); "" for none.
 // Once Close started, it still takes the clean-ups that calls and
 // clean-ups in flight schedule (a grant arriving late is released), until
 // closeGrace has passed; otherwise it does nothing.
