@@ -551,12 +551,12 @@ func (f *faultScripter) match(c scriptCall) *faultArm {
 	}
 	f.entered = append(f.entered, ec)
 	for _, a := range f.arms {
-		if a.script == c.name && (a.key == "" || len(c.keys) > 0 && c.keys[0] == a.key) {
+		if a.meets(c) {
 			a.seen++
 		}
 	}
 	for _, a := range f.arms {
-		if a.left == 0 || a.script != c.name || a.key != "" && (len(c.keys) == 0 || c.keys[0] != a.key) {
+		if a.left == 0 || !a.meets(c) {
 			continue
 		}
 		if a.skip > 0 {
@@ -566,6 +566,12 @@ func (f *faultScripter) match(c scriptCall) *faultArm {
 		return a
 	}
 	return nil
+}
+
+// meets reports whether c is a call a's fate is for: of its script, on its
+// key when it has one.
+func (a *faultArm) meets(c scriptCall) bool {
+	return a.script == c.name && (a.key == "" || len(c.keys) > 0 && c.keys[0] == a.key)
 }
 
 // consume records that a's fate was applied to one call.

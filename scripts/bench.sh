@@ -608,8 +608,6 @@ if [[ "${BENCH_PUBLISH:-0}" == 1 ]]; then
 	done
 	if [[ $charted == 1 ]]; then
 		cp "$out/chart.png" "$out/chart.svg" bench/
-	fi
-	if [[ $charted == 1 ]]; then
 		echo "== published $pub.txt (tables), $pub-raw/ (raw files) and bench/chart.png, bench/chart.svg: commit them with RESULTS.md"
 	else
 		echo "== published $pub.txt (tables) and $pub-raw/ (raw files); no chart: commit them with RESULTS.md"
