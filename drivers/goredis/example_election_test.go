@@ -3,26 +3,15 @@ package goredis_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/scriptlock/scriptlock/drivers/goredis"
-	"github.com/scriptlock/scriptlock/locker"
 )
 
 // A singleton worker: every instance campaigns; the leader works under
 // its term's Context, which ends when leadership is lost, and resigns
 // when done, handing leadership to the next instance at once.
 func Example_election() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
@@ -55,7 +44,7 @@ func Example_election() {
 	go run("instance-2", second)
 	t2 := <-second
 	fmt.Println("terms increase:", t2 > t1)
-	_, err = watcher.Leader(ctx)
+	_, err := watcher.Leader(ctx)
 	fmt.Println("leader after both resigned:", err)
 	// Output:
 	// terms increase: true

@@ -3,23 +3,14 @@ package goredis_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/scriptlock/scriptlock/drivers/goredis"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
 func Example_clientInspect() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx := context.Background()
 
 	m, err := locks.NewMutex("report:inspect", time.Minute, nil)

@@ -13,18 +13,25 @@ import (
 	"github.com/scriptlock/scriptlock/locker"
 )
 
-// The examples connect through go-redis to the Redis at $REDIS_ADDR
-// (localhost:6379 when it is empty); any driver works the same way.
+// connect is how the examples reach Redis: a go-redis client of the Redis at
+// $REDIS_ADDR (localhost:6379 when it is empty) wrapped in a locker.Client,
+// as in Example; any driver works the same way. closeAll closes both.
 // TestMain calls setupExamples, which starts the servers they run against.
-
-func Example_mutexLock() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
+func connect() (locks *locker.Client, closeAll func()) {
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true})
 	locks, err := locker.New(goredis.New(rdb), nil)
 	if err != nil {
 		panic(err)
 	}
-	defer locks.Close()
+	return locks, func() {
+		locks.Close()
+		rdb.Close()
+	}
+}
+
+func Example_mutexLock() {
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
@@ -46,13 +53,8 @@ func Example_mutexLock() {
 }
 
 func Example_mutexTryLock() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx := context.Background()
 
 	m, _ := locks.NewMutex("nightly-job", time.Minute, nil)
@@ -67,13 +69,8 @@ func Example_mutexTryLock() {
 }
 
 func Example_leaseExtend() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx := context.Background()
 
 	m, _ := locks.NewMutex("long-task", 2*time.Second, nil)
@@ -93,13 +90,8 @@ func Example_leaseExtend() {
 }
 
 func Example_clientClaim() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx := context.Background()
 
 	// Several workers receive the same message; only the first pushes it on.
@@ -118,13 +110,8 @@ func Example_clientClaim() {
 }
 
 func Example_mutexOptionsReentrant() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx := context.Background()
 
 	opts := &locker.MutexOptions{Owner: "order-service/job-17", Reentrant: true}
@@ -135,7 +122,7 @@ func Example_mutexOptionsReentrant() {
 	_ = inner.Unlock(ctx)
 
 	other, _ := locks.NewMutex("order:17", time.Minute, nil)
-	_, err = other.TryLock(ctx)
+	_, err := other.TryLock(ctx)
 	fmt.Println("still held after one unlock:", errors.Is(err, locker.ErrNotObtained))
 	_ = outer.Unlock(ctx)
 	l, err := other.TryLock(ctx)

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/scriptlock/scriptlock/drivers/goredis"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -17,13 +13,8 @@ import (
 // cached price under read leases at once; a refresh takes the write lock,
 // which waits for the readers in and keeps new ones out meanwhile.
 func Example_rwMutexRLock() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
@@ -65,13 +56,8 @@ func Example_rwMutexRLock() {
 // Rebuild an index under the write lock, then keep reading it without a gap
 // in which another writer could change it.
 func Example_rwMutexDowngrade() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/scriptlock/scriptlock/drivers/goredis"
 	"github.com/scriptlock/scriptlock/locker"
 )
 
@@ -17,13 +13,8 @@ import (
 // process: each call takes a permit for as long as it runs. A process that
 // crashes mid-call gives its permit back after the TTL.
 func Example_semaphore() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 

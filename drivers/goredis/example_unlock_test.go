@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -61,16 +60,11 @@ func awaitMutexFree(locks *locker.Client, name string, limit time.Duration) bool
 // Unlock(ctx) cannot reach Redis with it, ends the lease at once and
 // releases the lock in the background, long before its 10s TTL.
 func Example_leaseUnlock() {
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true}) // "" is localhost:6379
-	defer rdb.Close()
-	locks, err := locker.New(goredis.New(rdb), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer locks.Close()
+	locks, closeAll := connect()
+	defer closeAll()
 	ctx, cancel := context.WithCancel(context.Background()) // a request's context
 
-	err = handleInvoice(ctx, locks, "1001", func(fence int64) error {
+	err := handleInvoice(ctx, locks, "1001", func(fence int64) error {
 		cancel() // the client went away mid-request
 		return ctx.Err()
 	})
