@@ -199,6 +199,14 @@ func (g *groupLoss) lose(err error) bool {
 	return true
 }
 
+// lostGroup returns the loss signal of a nil lease: lost already.
+func lostGroup() *groupLoss {
+	g := new(groupLoss)
+	g.init()
+	g.lose(fmt.Errorf("%w: nil lease", ErrExpired))
+	return g
+}
+
 // loss returns the loss, or nil.
 func (g *groupLoss) loss() error {
 	g.mu.Lock()

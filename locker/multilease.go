@@ -207,37 +207,25 @@ func (m *MultiLease) TTL(ctx context.Context) (time.Duration, error) {
 
 // Lost returns a channel closed when any part is lost (see Lease.Lost).
 // Unlock does not close it. For a nil lease it returns a closed channel.
-func (m *MultiLease) Lost() <-chan struct{} {
-	if m == nil {
-		return closedCh
-	}
-	m.arm()
-	return m.loss.lost
-}
+func (m *MultiLease) Lost() <-chan struct{} { return m.signal().lost }
 
 // Context returns a context cancelled when any part is lost (cause: that
 // part's loss) or released by Unlock.
-func (m *MultiLease) Context() context.Context {
-	if m == nil {
-		return (*Lease)(nil).Context()
-	}
-	m.arm()
-	return m.loss.ctx
-}
+func (m *MultiLease) Context() context.Context { return m.signal().ctx }
 
 // Err returns why a part was lost, or nil.
-func (m *MultiLease) Err() error {
-	if m == nil {
-		return fmt.Errorf("%w: nil lease", ErrExpired)
-	}
-	m.arm()
-	return m.loss.loss()
-}
+func (m *MultiLease) Err() error { return m.signal().loss() }
 
-// arm makes, once, the parts' deadline timers (see Lease.Lost), so that a
-// lease that is not auto-refreshed is lost at its validity deadline too.
-func (m *MultiLease) arm() {
+// signal returns the lease's loss signal, first making, once, the parts'
+// deadline timers (see Lease.Lost), so that a lease that is not
+// auto-refreshed is lost at its validity deadline too. A nil lease's
+// signal is lost already.
+func (m *MultiLease) signal() *groupLoss {
+	if m == nil {
+		return lostGroup()
+	}
 	m.armed.Do(func() { armParts(m.parts) })
+	return &m.loss
 }
 
 // armParts arms the loss signalling of every lease in parts.

@@ -128,12 +128,7 @@ func (m *Mutex) mode() string {
 // owner holds the lock, or ErrClosed, ErrNilContext or the Scripter's
 // error. On any error nothing is held (see Mutex: unknown outcomes).
 func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
-	err := m.c.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer m.c.end()
-	return m.c.tryOnce(ctx, m.name, m.mode(), func(ctx context.Context, start time.Time) (*Lease, error) {
+	return m.c.tryOnce(ctx, m.name, m.mode(), nil, func(ctx context.Context, start time.Time) (*Lease, error) {
 		l, _, _, err := m.attempt(ctx, nil, start, "", 0, false, false)
 		return l, err
 	})

@@ -123,9 +123,20 @@ func (l *Lease) mode() string {
 	return modeMutex
 }
 
-// tryOnce is every TryLock's frame: ctx checked (nothing sent when it has
-// ended), one try that starts at start, and the Observer told.
-func (c *Client) tryOnce(ctx context.Context, name, mode string, try func(ctx context.Context, start time.Time) (*Lease, error)) (*Lease, error) {
+// tryOnce is every TryLock's frame: the operation begun (ctx not nil, the
+// Client open), bad's error if any (bad may be nil), ctx checked (nothing
+// sent when it has ended), one try that starts at start, and the Observer
+// told.
+func (c *Client) tryOnce(ctx context.Context, name, mode string, bad func() error, try func(ctx context.Context, start time.Time) (*Lease, error)) (*Lease, error) {
+	if err := c.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer c.end()
+	if bad != nil {
+		if err := bad(); err != nil {
+			return nil, err
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, notObtained(name, err) // no call to abandon
 	}

@@ -393,43 +393,29 @@ func (q *QuorumLease) TTL(ctx context.Context) (time.Duration, error) {
 // Lost returns a channel closed when so many parts are lost (see
 // Lease.Lost) that fewer than a majority are left. Unlock does not close
 // it. For a nil lease it returns a closed channel.
-func (q *QuorumLease) Lost() <-chan struct{} {
-	if q == nil {
-		return closedCh
-	}
-	q.arm()
-	return q.loss.lost
-}
+func (q *QuorumLease) Lost() <-chan struct{} { return q.signal().lost }
 
 // Context returns a context cancelled when the lease is lost (cause: the
 // loss that left too few parts) or released by Unlock.
-func (q *QuorumLease) Context() context.Context {
-	if q == nil {
-		return (*Lease)(nil).Context()
-	}
-	q.arm()
-	return q.loss.ctx
-}
+func (q *QuorumLease) Context() context.Context { return q.signal().ctx }
 
 // Err returns the loss that left fewer than a majority of parts, or nil.
-func (q *QuorumLease) Err() error {
-	if q == nil {
-		return fmt.Errorf("%w: nil lease", ErrExpired)
-	}
-	q.arm()
-	return q.loss.loss()
-}
+func (q *QuorumLease) Err() error { return q.signal().loss() }
 
-// arm makes, once, the parts' deadline timers (see Lease.Lost), so that a
-// lease that is not auto-refreshed is lost at its validity deadline too; a
-// part added later is armed by add.
-func (q *QuorumLease) arm() {
-	q.mu.Lock()
-	if q.armed {
-		q.mu.Unlock()
-		return
+// signal returns the lease's loss signal, first making, once, the parts'
+// deadline timers (see Lease.Lost), so that a lease that is not
+// auto-refreshed is lost at its validity deadline too (a part added later
+// is armed by add). A nil lease's signal is lost already.
+func (q *QuorumLease) signal() *groupLoss {
+	if q == nil {
+		return lostGroup()
 	}
+	q.mu.Lock()
+	armed := q.armed
 	q.armed = true
 	q.mu.Unlock()
-	armParts(q.held())
+	if !armed {
+		armParts(q.held())
+	}
+	return &q.loss
 }

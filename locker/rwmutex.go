@@ -148,12 +148,7 @@ func (rw *RWMutex) Name() string { return rw.name }
 // write lock or a writer is waiting, or ErrClosed, ErrNilContext or the
 // Scripter's error; on any error nothing is held.
 func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
-	err := rw.c.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer rw.c.end()
-	return rw.c.tryOnce(ctx, rw.name, modeRead, func(ctx context.Context, _ time.Time) (*Lease, error) {
+	return rw.c.tryOnce(ctx, rw.name, modeRead, nil, func(ctx context.Context, _ time.Time) (*Lease, error) {
 		l, _, err := rw.try(ctx, false, "", false)
 		return l, err
 	})
@@ -188,12 +183,7 @@ func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
 // ErrClosed, ErrNilContext or the Scripter's error; on any error nothing is
 // held.
 func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
-	err := rw.c.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer rw.c.end()
-	return rw.c.tryOnce(ctx, rw.name, modeWrite, func(ctx context.Context, _ time.Time) (*Lease, error) {
+	return rw.c.tryOnce(ctx, rw.name, modeWrite, nil, func(ctx context.Context, _ time.Time) (*Lease, error) {
 		l, _, err := rw.try(ctx, true, "", false)
 		return l, err
 	})

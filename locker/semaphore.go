@@ -156,14 +156,8 @@ func (s *Semaphore) Permits() int { return s.permits }
 // SetPermits stored, or ErrClosed, ErrNilContext or the Scripter's error;
 // on any error nothing is held.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
-	if err := s.c.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.c.end()
-	if err := s.validN(n); err != nil {
-		return nil, err
-	}
-	return s.c.tryOnce(ctx, s.name, modeSemaphore, func(ctx context.Context, _ time.Time) (*Lease, error) {
+	valid := func() error { return s.validN(n) }
+	return s.c.tryOnce(ctx, s.name, modeSemaphore, valid, func(ctx context.Context, _ time.Time) (*Lease, error) {
 		l, _, err := s.try(ctx, n, "")
 		return l, err
 	})
