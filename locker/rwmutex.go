@@ -162,18 +162,9 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
 // most Options.UnreachableTimeout, then ErrUnreachable); another Scripter
 // error is returned at once. On any error nothing is held.
 func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) {
-	err := rw.c.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer rw.c.end()
-	start, tries := time.Now(), 0
-	l, err := rw.c.wait(ctx, rw.c.newWaiter(ctx, rw.name, false), 0, func(ctx context.Context, _ bool) (*Lease, time.Duration, error) {
-		tries++
+	return rw.c.waitLock(ctx, rw.name, modeRead, 0, func(ctx context.Context, _ bool) (*Lease, time.Duration, error) {
 		return rw.try(ctx, false, "", false)
-	})
-	rw.c.acquired(ctx, rw.name, modeRead, start, tries, l, err)
-	return l, err
+	}, nil)
 }
 
 // TryLock makes one attempt to take the write lock and does not wait; it
@@ -200,24 +191,12 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
 // intent is dropped (one bounded extra round trip), so readers proceed at
 // once.
 func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) {
-	err := rw.c.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer rw.c.end()
 	intent := rwIntent + newToken()
-	start, tries := time.Now(), 0
 	// A starving writer's intent goes first; the release wakes every
 	// waiter, so it needs no own channel.
-	l, err := rw.c.wait(ctx, rw.c.newWaiter(ctx, rw.name, false), rw.starve, func(ctx context.Context, starved bool) (*Lease, time.Duration, error) {
-		tries++
+	return rw.c.waitLock(ctx, rw.name, modeWrite, rw.starve, func(ctx context.Context, starved bool) (*Lease, time.Duration, error) {
 		return rw.try(ctx, true, intent, starved)
-	})
-	rw.c.acquired(ctx, rw.name, modeWrite, start, tries, l, err)
-	if err != nil && tries > 0 {
-		rw.cancel("", intent, "0")
-	}
-	return l, err
+	}, func() { rw.cancel("", intent, "0") })
 }
 
 // Downgrade turns write, a write lease of this lock, into a read lease in

@@ -250,6 +250,27 @@ func (c *Client) wait(ctx context.Context, w *waiter, starveAfter time.Duration,
 	}
 }
 
+// waitLock is the frame of a blocking acquisition of name in mode by one
+// Lease: the operation begun, wait over try with a waiter of name, the
+// Observer told. failed, when not nil, runs (within the operation) after a
+// wait that failed once a try had been made.
+func (c *Client) waitLock(ctx context.Context, name, mode string, starveAfter time.Duration, try func(ctx context.Context, starved bool) (*Lease, time.Duration, error), failed func()) (*Lease, error) {
+	if err := c.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer c.end()
+	start, tries := time.Now(), 0
+	l, err := c.wait(ctx, c.newWaiter(ctx, name, false), starveAfter, func(ctx context.Context, starved bool) (*Lease, time.Duration, error) {
+		tries++
+		return try(ctx, starved)
+	})
+	c.acquired(ctx, name, mode, start, tries, l, err)
+	if err != nil && tries > 0 && failed != nil {
+		failed()
+	}
+	return l, err
+}
+
 // waitFor is wait for a lock kind whose grant is more than one Lease (a
 // MultiLease, a QuorumLease): try makes one attempt (waited: not the
 // first) and returns the grant and one of its parts; waitFor returns the

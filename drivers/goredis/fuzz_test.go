@@ -2,7 +2,6 @@ package goredis
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/big"
 	"reflect"
@@ -161,7 +160,7 @@ func expect(v any) replytest.Want {
 		}
 		return replytest.Value(nil)
 	case float64:
-		return replytest.Value(doubleText(v))
+		return replytest.Value(replytest.DoubleText(v))
 	case *big.Int:
 		return replytest.Value(v.String())
 	case []any:
@@ -185,20 +184,6 @@ func expect(v any) replytest.Want {
 	default:
 		return replytest.Fails(replytest.Unexpected)
 	}
-}
-
-// doubleText is Redis's RESP2 rendering of a double: printf "%.17g", with
-// inf, -inf and nan.
-func doubleText(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	return fmt.Sprintf("%.17g", f)
 }
 
 // expectErr is what reply makes of a failed call's error.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"math"
 	"math/big"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -133,7 +132,7 @@ func decodeReply(in *replytest.Input, depth int) msg {
 	case 7:
 		return msg{typ: typeBool, num: int64(in.Byte() & 1)}
 	case 8:
-		return msg{typ: typeFloat, str: doubleText(math.Float64frombits(in.Uint64()))}
+		return msg{typ: typeFloat, str: replytest.DoubleText(math.Float64frombits(in.Uint64()))}
 	case 9:
 		n := in.Len(depth)
 		kids := make([]msg, 0, 2*n)
@@ -180,19 +179,6 @@ func decodeKey(in *replytest.Input) msg {
 	default:
 		return msg{typ: typeInteger, num: int64(int8(in.Byte()))}
 	}
-}
-
-// doubleText renders f as Redis sends a RESP3 double.
-func doubleText(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	return strconv.FormatFloat(f, 'g', 17, 64)
 }
 
 // expect is the translation of m when it comes nested in a reply: RESP3

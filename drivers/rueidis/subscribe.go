@@ -57,7 +57,7 @@ func (s *Scripter) Subscribe(ctx context.Context, name string, onMessage func(pa
 		return nil, err
 	}
 	p := &s.ps
-	sb := &sub{fn: onMessage, ready: make(chan error, 1)}
+	sb := &sub{Listener: pubsubmux.NewListener(onMessage)}
 	p.mu.Lock()
 	if p.chans == nil {
 		p.chans = make(map[string]*channel)
@@ -72,21 +72,12 @@ func (s *Scripter) Subscribe(ctx context.Context, name string, onMessage func(pa
 	sb.ch = ch
 	if ch.live {
 		sb.confirmed = true
-		sb.ready <- nil
+		sb.Confirm()
 	}
 	p.mu.Unlock()
 	unsubscribe = func() { p.unsubscribe(sb) }
 
-	timer := time.NewTimer(confirmTimeout)
-	defer timer.Stop()
-	select {
-	case err = <-sb.ready:
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-timer.C:
-		err = fmt.Errorf("rueidis: subscribe %q: no confirmation from the server within %v", name, confirmTimeout)
-	}
-	if err != nil {
+	if err := sb.Await(ctx, "rueidis", name, confirmTimeout); err != nil {
 		unsubscribe()
 		return nil, err
 	}
@@ -116,16 +107,11 @@ type channel struct {
 
 // sub is one Subscribe call's subscription.
 type sub struct {
-	fn    func(payload string)
-	ready chan error // receives exactly one value: nil on confirmation, or the failure
+	*pubsubmux.Listener
 
 	// Guarded by pubsub.mu.
 	ch        *channel // nil once unsubscribed or failed
 	confirmed bool
-
-	// mu is held while fn runs; gone is set under it by unsubscribe.
-	mu   sync.Mutex
-	gone bool
 }
 
 // run is a channel's goroutine: it keeps one Receive call subscribed while
@@ -250,7 +236,7 @@ func (p *pubsub) onSubscription(ch *channel, gen uint64, s rueidis.PubSubSubscri
 		for sb := range ch.subs {
 			if !sb.confirmed {
 				sb.confirmed = true
-				sb.ready <- nil
+				sb.Confirm()
 			} else if ch.lost {
 				notify = append(notify, sb)
 			}
@@ -280,11 +266,7 @@ func (p *pubsub) deliver(ch *channel, payload string) {
 // call) unless it has been unsubscribed.
 func deliver(subs []*sub, payload string) {
 	for _, sb := range subs {
-		sb.mu.Lock()
-		if !sb.gone {
-			sb.fn(payload)
-		}
-		sb.mu.Unlock()
+		sb.Deliver(payload)
 	}
 }
 
@@ -315,7 +297,7 @@ func (p *pubsub) detach(sb *sub) {
 // its Subscribe call. Called with p.mu held.
 func (p *pubsub) fail(sb *sub, err error) {
 	p.detach(sb)
-	sb.ready <- err
+	sb.Fail(err)
 }
 
 // unsubscribe ends sb without blocking on the network.
@@ -323,7 +305,5 @@ func (p *pubsub) unsubscribe(sb *sub) {
 	p.mu.Lock()
 	p.detach(sb)
 	p.mu.Unlock()
-	sb.mu.Lock()
-	sb.gone = true
-	sb.mu.Unlock()
+	sb.Stop()
 }

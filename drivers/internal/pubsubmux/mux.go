@@ -185,16 +185,11 @@ func New(name string, t Transport) *Mux {
 
 // sub is one Subscribe call's subscription.
 type sub struct {
-	fn    func(payload string)
-	ready chan error // receives exactly one value: nil on confirmation, or the failure
+	*Listener
 
 	// Guarded by Mux.mu.
 	ch        *channel // nil once unsubscribed or failed
 	confirmed bool
-
-	// mu is held while fn runs; gone is set under it by unsubscribe.
-	mu   sync.Mutex
-	gone bool
 }
 
 // channel is the state of one shard channel on its shard; guarded by Mux.mu.
@@ -287,22 +282,13 @@ func (m *Mux) Subscribe(ctx context.Context, channel string, onMessage func(payl
 		}
 		return nil, fmt.Errorf("%s: subscribe %q: %w", m.name, channel, err)
 	}
-	s := &sub{fn: onMessage, ready: make(chan error, 1)}
+	s := &sub{Listener: NewListener(onMessage)}
 	m.mu.Lock()
 	m.attach(key, channel, s)
 	m.mu.Unlock()
 	unsubscribe = func() { m.unsubscribe(s) }
 
-	timer := time.NewTimer(ConfirmTimeout)
-	defer timer.Stop()
-	select {
-	case err = <-s.ready:
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-timer.C:
-		err = fmt.Errorf("%s: subscribe %q: no confirmation from the server within %v", m.name, channel, ConfirmTimeout)
-	}
-	if err != nil {
+	if err := s.Await(ctx, m.name, channel, ConfirmTimeout); err != nil {
 		unsubscribe()
 		return nil, err
 	}
@@ -333,7 +319,7 @@ func (m *Mux) attach(key, name string, s *sub) (notify []*sub) {
 		notify = append(notify, s)
 	case ch.live:
 		s.confirmed = true
-		s.ready <- nil
+		s.Confirm()
 	case s.confirmed:
 		ch.lost = true
 	}
@@ -372,7 +358,7 @@ func (m *Mux) detach(s *sub) {
 // its Subscribe call. Called with m.mu held.
 func (m *Mux) fail(s *sub, err error) {
 	m.detach(s)
-	s.ready <- err
+	s.Fail(err)
 }
 
 // unsubscribe ends s. It never blocks on the network; it waits only for a
@@ -381,20 +367,14 @@ func (m *Mux) unsubscribe(s *sub) {
 	m.mu.Lock()
 	m.detach(s)
 	m.mu.Unlock()
-	s.mu.Lock()
-	s.gone = true
-	s.mu.Unlock()
+	s.Stop()
 }
 
 // deliver calls each sub's onMessage with payload ("" for a spurious
 // call) unless it has been unsubscribed.
 func deliver(subs []*sub, payload string) {
 	for _, s := range subs {
-		s.mu.Lock()
-		if !s.gone {
-			s.fn(payload)
-		}
-		s.mu.Unlock()
+		s.Deliver(payload)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -279,4 +281,18 @@ func match(want, got any) bool {
 	default:
 		panic(fmt.Sprintf("replytest: want of type %T", want))
 	}
+}
+
+// DoubleText is Redis's rendering of a double, in RESP3 and as RESP2 text:
+// printf "%.17g", with inf, -inf and nan.
+func DoubleText(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'g', 17, 64)
 }
