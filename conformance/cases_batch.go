@@ -25,7 +25,7 @@ var batchCases = []testCase{
 func checkBatch(t *testing.T, e *env) {
 	b, ok := e.s.(locker.Batcher)
 	if !ok {
-		t.Logf("the driver does not implement locker.Batcher: auto-refresh renews one lease per call")
+		t.Logf("the driver does not implement locker.Batcher: auto-refresh refreshes one lease per call")
 		return
 	}
 	src := fmt.Sprintf("-- %s\nreturn {KEYS[1], redis.call('HINCRBY', KEYS[1], 'n', ARGV[1])}", e.prefix)

@@ -224,12 +224,12 @@ func checkElectionTermRefreshed(t *testing.T, e *env) {
 	time.Sleep(3 * ttl)
 	select {
 	case r := <-got:
-		// The term lapsed: renewals came too late (timing) or never.
+		// The term lapsed: refreshes came too late (timing) or never.
 		e.timely(t, false, fmt.Sprintf("call: b's Campaign returned (err %v) while a lived: a's term lapsed (Err %v)", r.err, ta.Err()))
 		return
 	default:
 	}
-	if !e.timely(t, ta.Valid(), fmt.Sprintf("call: a's term three TTLs on: Valid() false (Err %v): a renewal came too late", ta.Err())) {
+	if !e.timely(t, ta.Valid(), fmt.Sprintf("call: a's term three TTLs on: Valid() false (Err %v): a refresh came too late", ta.Err())) {
 		return
 	}
 	l, err := b.Leader(e.ctx)

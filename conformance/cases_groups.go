@@ -23,7 +23,7 @@ func init() {
 	multiCases = insertBefore(multiCases, "Multi/Chaos",
 		testCase{
 			name:      "Multi/LostReleasesParts",
-			rule:      "An auto-refreshed MultiLease whose one part is taken away is lost, and its other names are no longer held (not renewed, released) within a TTL, without Unlock.",
+			rule:      "An auto-refreshed MultiLease whose one part is taken away is lost, and its other names are no longer held (not refreshed, released) within a TTL, without Unlock.",
 			check:     checkMultiLostReleasesParts,
 			exclusive: "bounds how soon the other names are free (within a TTL of 1 s)",
 		},
@@ -44,7 +44,7 @@ func init() {
 		testCase{
 			name:      "Quorum/LostReleasesParts",
 			needs:     "starts, stops or freezes two redis-server processes of its own beside the deployment",
-			rule:      "An auto-refreshed QuorumLease that loses two parts of three is lost, and the third deployment no longer holds the name (not renewed, released) within a TTL, without Unlock.",
+			rule:      "An auto-refreshed QuorumLease that loses two parts of three is lost, and the third deployment no longer holds the name (not refreshed, released) within a TTL, without Unlock.",
 			check:     checkQuorumLostReleasesParts,
 			exclusive: "bounds how soon the part is free (within a TTL of 1 s)",
 		},
@@ -87,8 +87,8 @@ func checkMultiLostReleasesParts(t *testing.T, e *env) {
 		return
 	}
 	t.Logf("the other name was free %v after Lost closed", time.Since(lostAt).Round(time.Millisecond))
-	time.Sleep(2 * ttl) // a renewal would take it again
-	assert.True(t, e.mutexFree(other, "keep"), "call: plain TryLock of the other name two TTLs later: it must not be renewed")
+	time.Sleep(2 * ttl) // a refresh would take it again
+	assert.True(t, e.mutexFree(other, "keep"), "call: plain TryLock of the other name two TTLs later: it must not be refreshed")
 	assert.False(t, l.Valid(), "call: Valid() of the lost lease")
 	if err := l.Unlock(e.ctx); err != nil { // the lost part reports its loss, as Lease.Unlock does
 		assert.True(t, errors.Is(err, locker.ErrExpired) || errors.Is(err, locker.ErrHeldByOther), "call: Unlock of the lost lease: got %v, want nil, ErrExpired or ErrHeldByOther", err)
@@ -143,7 +143,7 @@ func checkQuorumLostReleasesParts(t *testing.T, e *env) {
 		return
 	}
 	time.Sleep(2 * ttl)
-	assert.False(t, qs.held(0, "q"), "call: plain TryLock on deployment 0 two TTLs later: the part must not be renewed")
+	assert.False(t, qs.held(0, "q"), "call: plain TryLock on deployment 0 two TTLs later: the part must not be refreshed")
 	assert.ErrorIs(t, l.Err(), locker.ErrExpired, "call: Err() of the lost quorum lease")
 	e.done(t, l.Unlock(e.ctx), "call: Unlock of the lost lease")
 }

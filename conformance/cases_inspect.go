@@ -471,7 +471,7 @@ func checkInspectForce(t *testing.T, e *env) {
 
 	select {
 	case <-held.Lost():
-		// ErrHeldByOther when the waiter took the lock before the renewal.
+		// ErrHeldByOther when the waiter took the lock before the refresh.
 		if !errors.Is(held.Err(), locker.ErrExpired) && !errors.Is(held.Err(), locker.ErrHeldByOther) {
 			t.Errorf("call: Err() of the force-released lease: got %v, want ErrExpired or ErrHeldByOther", held.Err())
 		}

@@ -15,7 +15,7 @@ import (
 
 // The Outcome group: every script call site of the core (acquire in each
 // mode, release, extend, downgrade, claim, every clean-up, auto-refresh
-// renewals) under each fate of a call whose outcome its caller cannot know
+// refreshes) under each fate of a call whose outcome its caller cannot know
 // (see faults.go): its reply lost after it ran, run late after its caller
 // gave up, or delayed. One rule per site and fate, table-driven over the
 // modes; each mode is named in every failure. Findings of the protocol
@@ -119,7 +119,7 @@ func init() {
 		},
 		testCase{
 			name:  "Outcome/Release/CancelledCtx",
-			rule:  "Unlock with a context already cancelled returns the context's error, ends the lease at once and still releases the lock in the background: another client gets it soon after, also for auto-refreshed leases (the renewer does not keep it alive).",
+			rule:  "Unlock with a context already cancelled returns the context's error, ends the lease at once and still releases the lock in the background: another client gets it soon after, also for auto-refreshed leases (auto-refresh does not keep it alive).",
 			check: checkOutcomeReleaseCancelled,
 		},
 		testCase{
@@ -140,19 +140,19 @@ func init() {
 		},
 		testCase{
 			name:      "Outcome/Refresh/Lost",
-			rule:      "Auto-refresh renewals that run on Redis but whose replies are lost (twice in a row) do not lose the lease: it stays valid, Lost stays open and no other client gets the lock.",
+			rule:      "Auto-refresh refreshes that run on Redis but whose replies are lost (twice in a row) do not lose the lease: it stays valid, Lost stays open and no other client gets the lock.",
 			check:     checkOutcomeRefreshLost,
-			exclusive: "an auto-refreshed 900 ms lease must outlive two lost renewals: renewals must not lag behind other cases' load",
+			exclusive: "an auto-refreshed 900 ms lease must outlive two lost refreshes: refreshes must not lag behind other cases' load",
 		},
 		testCase{
 			name:      "Outcome/Refresh/Late",
-			rule:      "An auto-refresh renewal held back until after the lease's Unlock changes nothing when it reaches Redis: the released lock stays free, and the lease reports neither Err nor Lost.",
+			rule:      "An auto-refresh refresh held back until after the lease's Unlock changes nothing when it reaches Redis: the released lock stays free, and the lease reports neither Err nor Lost.",
 			check:     checkOutcomeRefreshLate,
-			exclusive: "an auto-refreshed 900 ms lease must stay live while a renewal is held back: renewals must not lag behind other cases' load",
+			exclusive: "an auto-refreshed 900 ms lease must stay live while a refresh is held back: refreshes must not lag behind other cases' load",
 		},
 		testCase{
 			name:  "Outcome/Refresh/Delayed",
-			rule:  "Unlock racing an auto-refresh renewal still in flight returns nil, leaves Err nil and Lost open, and the lock is free for another client soon after.",
+			rule:  "Unlock racing an auto-refresh refresh still in flight returns nil, leaves Err nil and Lost open, and the lock is free for another client soon after.",
 			check: checkOutcomeRefreshDelayed,
 		},
 	)

@@ -11,29 +11,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// renewTTL is the TTL of auto-refreshed leases in the Refresh rules: a
-// renewal every 300 ms, a retry 90 ms after a failed one.
-const renewTTL = 900 * time.Millisecond
+// autoTTL is the TTL of auto-refreshed leases in the Refresh rules: a
+// refresh every 300 ms, a retry 90 ms after a failed one.
+const autoTTL = 900 * time.Millisecond
 
-var renewModes = []mode{mAuto, mReadAuto, mWriteAuto}
+var autoModes = []mode{mAuto, mReadAuto, mWriteAuto}
 
-func renewWhat(m mode, how string) string {
+func autoWhat(m mode, how string) string {
 	return "auto-refreshed " + m.kind + " lease [" + m.label + "], " + how
 }
 
 func checkOutcomeRefreshLost(t *testing.T, e *env) {
 	o := newOutcome(t, e)
-	for _, m := range renewModes {
-		what := renewWhat(m, "two renewals in a row whose replies are lost")
+	for _, m := range autoModes {
+		what := autoWhat(m, "two refreshes in a row whose replies are lost")
 		o.mode(what, func(t *testing.T) {
-			name := o.name(m, "renew-lost")
-			l, g := o.mustAcquire(o.c, m, name, renewTTL)
+			name := o.name(m, "refresh-lost")
+			l, g := o.mustAcquire(o.c, m, name, autoTTL)
 			a := o.f.lose(m.script("extend"), 2).onKey(m.hashKey(o.c, name))
 			if !a.appliedTimely(t, e, 2, what) {
 				return
 			}
-			// Watch past the deadline that the lost renewals would have kept.
-			for end := time.Now().Add(renewTTL); time.Now().Before(end); time.Sleep(renewTTL / 6) {
+			// Watch past the deadline that the lost refreshes would have kept.
+			for end := time.Now().Add(autoTTL); time.Now().Before(end); time.Sleep(autoTTL / 6) {
 				if !e.assertLive(t, l, what) {
 					return
 				}
@@ -45,7 +45,7 @@ func checkOutcomeRefreshLost(t *testing.T, e *env) {
 			err := o.unlock(e.ctx, g)
 			if errors.Is(err, locker.ErrExpired) || errors.Is(l.Err(), locker.ErrExpired) {
 				// The lease lapsed between the last check and Unlock: a
-				// renewal after the lost ones did not land in time.
+				// refresh after the lost ones did not land in time.
 				e.timely(t, false, fmt.Sprintf("%s: call: Unlock: %v; Err() after it: %v", what, err, l.Err()))
 				return
 			}
@@ -58,18 +58,18 @@ func checkOutcomeRefreshLost(t *testing.T, e *env) {
 
 func checkOutcomeRefreshLate(t *testing.T, e *env) {
 	o := newOutcome(t, e)
-	for _, m := range renewModes {
-		what := renewWhat(m, "a renewal held back until after Unlock")
+	for _, m := range autoModes {
+		what := autoWhat(m, "a refresh held back until after Unlock")
 		o.mode(what, func(t *testing.T) {
-			name := o.name(m, "renew-late")
-			l, g := o.mustAcquire(o.c, m, name, renewTTL)
+			name := o.name(m, "refresh-late")
+			l, g := o.mustAcquire(o.c, m, name, autoTTL)
 			a := o.f.holdBack(m.script("extend"), 1, nil).onKey(m.hashKey(o.c, name))
 			hc, ok := a.nextTimely(t, e, what)
 			a.disarm()
 			if !ok {
 				return
 			}
-			time.Sleep(renewTTL / 2) // the refresher retries and goes on
+			time.Sleep(autoTTL / 2) // the refresher retries and goes on
 			if !e.assertLive(t, l, what) {
 				return
 			}
@@ -82,8 +82,8 @@ func checkOutcomeRefreshLate(t *testing.T, e *env) {
 			require.NoError(t, err, "%s: call: Unlock", what)
 			r := hc.deliver(t)
 			require.NoError(t, r.err, "%s: the held call %s, delivered late", what, hc.call)
-			t.Logf("%s: the late renewal replied %v", what, r.r)
-			// The late renewal must not bring the released lock back.
+			t.Logf("%s: the late refresh replied %v", what, r.r)
+			// The late refresh must not bring the released lock back.
 			o.awaitFree(m, name, what)
 			assertEnded(t, l, what)
 		})
@@ -92,23 +92,23 @@ func checkOutcomeRefreshLate(t *testing.T, e *env) {
 
 func checkOutcomeRefreshDelayed(t *testing.T, e *env) {
 	o := newOutcome(t, e)
-	for _, m := range renewModes {
+	for _, m := range autoModes {
 		for _, slowRelease := range []bool{false, true} {
-			how := "Unlock while a renewal is in flight (delayed " + slowButAnswered.String() + ")"
+			how := "Unlock while a refresh is in flight (delayed " + slowButAnswered.String() + ")"
 			if slowRelease {
-				how = "Unlock whose release ran at once but whose reply took " + slowCall.String() + ", while a renewal delayed " + slowButAnswered.String() + " ran after the release"
+				how = "Unlock whose release ran at once but whose reply took " + slowCall.String() + ", while a refresh delayed " + slowButAnswered.String() + " ran after the release"
 			}
-			what := renewWhat(m, how)
+			what := autoWhat(m, how)
 			o.mode(what, func(t *testing.T) {
-				name := o.name(m, "renew-slow")
+				name := o.name(m, "refresh-slow")
 				if slowRelease {
 					name += "-release"
 				}
-				l, g := o.mustAcquire(o.c, m, name, renewTTL)
+				l, g := o.mustAcquire(o.c, m, name, autoTTL)
 				a := o.f.delayBy(m.script("extend"), 1, slowButAnswered).onKey(m.hashKey(o.c, name))
 				since := o.f.answered(m.script("extend"))
 				if slowRelease {
-					// The renewal finds the lock released, and its
+					// The refresh finds the lock released, and its
 					// reply arrives while Unlock still waits for its own.
 					r := o.f.delayReply(m.script("release"), 1, slowCall).onKey(m.hashKey(o.c, name))
 					defer r.disarm()
@@ -126,15 +126,15 @@ func checkOutcomeRefreshDelayed(t *testing.T, e *env) {
 				a.disarm()
 				if errors.Is(err, locker.ErrExpired) {
 					// The lease lapsed while its release's reply was on
-					// its way: renewals came late (timing).
+					// its way: refreshes came late (timing).
 					e.timely(t, false, fmt.Sprintf("%s: call: Unlock: %v", what, err))
 					return
 				}
 				assert.NoError(t, err, "%s: call: Unlock: got %v, want nil (finding 7)", what, err) // finding 7
 				assertEnded(t, l, what)                                                             // finding 7: Err nil, Lost open
-				o.f.awaitAnswered(t, since, what+": the delayed renewal", m.script("extend"))
+				o.f.awaitAnswered(t, since, what+": the delayed refresh", m.script("extend"))
 				time.Sleep(50 * time.Millisecond)                     // the refresher has its reply
-				assertEnded(t, l, what+", after the renewal's reply") // finding 7
+				assertEnded(t, l, what+", after the refresh's reply") // finding 7
 				o.awaitFree(m, name, what)
 			})
 		}

@@ -151,7 +151,7 @@ func checkOutcomeReleaseCancelled(t *testing.T, e *env) {
 			require.Error(t, err, "%s: call: Unlock: got nil, want the context's error", what)
 			assert.ErrorIs(t, err, context.Canceled, "%s: call: Unlock: got %v, want context.Canceled", what, err)
 			assertEnded(t, l, what)
-			// Finding 13: free soon after, not kept alive by the renewer (nor
+			// Finding 13: free soon after, not kept alive by auto-refresh (nor
 			// held until its TTL).
 			o.awaitFree(m, name, what)
 			assert.NoError(t, l.Unlock(e.ctx), "%s: call: second Unlock: want nil", what)

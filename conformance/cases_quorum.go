@@ -311,12 +311,12 @@ func checkQuorumLost(t *testing.T, e *env) {
 	// Renewals keep a majority: a deadline that passed means they came
 	// too late (timing), as Lost closing would.
 	if vu := l.ValidUntil(); !l.Valid() || l.Err() != nil || !vu.After(time.Now()) {
-		e.timely(t, false, fmt.Sprintf("call: two TTLs after one deployment went down: Valid() %v, Err() %v, ValidUntil() %v: want valid, renewed by a majority", l.Valid(), l.Err(), vu.Format("15:04:05.000")))
+		e.timely(t, false, fmt.Sprintf("call: two TTLs after one deployment went down: Valid() %v, Err() %v, ValidUntil() %v: want valid, refreshed by a majority", l.Valid(), l.Err(), vu.Format("15:04:05.000")))
 		return
 	}
 	qs.kill(1)
 	arrive(t, e, lost, 5*time.Second, "call: Lost() closed with two of three deployments down")
-	// Deployment 1's part was renewed no more once it was down: the
+	// Deployment 1's part was refreshed no more once it was down: the
 	// lease's deadline was that part's last one.
 	require.Len(t, l.Parts(), 3, "call: Parts()")
 	deadline := l.Parts()[1].ValidUntil()

@@ -68,9 +68,9 @@ var refreshCases = []testCase{
 const refreshTTL = 300 * time.Millisecond
 
 // keepTTL is the TTL of the rules that an auto-refreshed lease never
-// lapses: a renewal, a third of the TTL in, may come up to two thirds of
+// lapses: a refresh, a third of the TTL in, may come up to two thirds of
 // it late. With the group tests running in parallel, eight exclusive
-// cases and eight others at once under -race, renewals of a 300 ms lease
+// cases and eight others at once under -race, refreshes of a 300 ms lease
 // came over 200 ms late (once in some runs), although those rules ran
 // alone on their deployment: the lag is the process's load, which running
 // alone on the deployment does not spare them, so with this TTL they run
@@ -83,7 +83,7 @@ var autoRefresh = &locker.MutexOptions{AutoRefresh: true}
 // tries to take its lock (tryOther). The other client must never be
 // granted while l claims validity (safety); l lapsing (Lost fires, or the
 // other client is granted once l no longer claims validity) means the
-// renewals came late: timing (see within). It reports whether l was kept.
+// refreshes came late: timing (see within). It reports whether l was kept.
 func keptHeld(t *testing.T, e *env, l *locker.Lease, tryOther func(context.Context) (*locker.Lease, error), what string) bool {
 	t.Helper()
 	for end := time.Now().Add(5 * keepTTL); time.Now().Before(end); {
@@ -118,7 +118,7 @@ func checkRefreshKeepsHeld(t *testing.T, e *env) {
 	}
 	valid := l.Valid()
 	e.unlockShort(t, l, "call: Unlock after 5xTTL")
-	if !e.timely(t, valid, "call: Valid() after 5xTTL: the last renewal came late") {
+	if !e.timely(t, valid, "call: Valid() after 5xTTL: the last refresh came late") {
 		return
 	}
 	assert.ErrorIs(t, context.Cause(l.Context()), context.Canceled, "call: Context() after Unlock")
@@ -152,10 +152,10 @@ func checkLostOnDelete(t *testing.T, e *env) {
 
 func checkLostOnTakeover(t *testing.T, e *env) {
 	c := e.client(nil)
-	// A TTL ten times refreshTTL: the renewal that finds the intruder
+	// A TTL ten times refreshTTL: the refresh that finds the intruder
 	// (a third of the TTL in) must run before the validity deadline, or
 	// the lease reports ErrExpired; this rule is not exclusive, so under
-	// the load of the cases beside it a renewal may lag by a few hundred
+	// the load of the cases beside it a refresh may lag by a few hundred
 	// milliseconds.
 	l, err := e.mutex(c, "lost-take", 10*refreshTTL, autoRefresh).TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock with AutoRefresh")
@@ -164,9 +164,9 @@ func checkLostOnTakeover(t *testing.T, e *env) {
 	require.NoError(t, err, "call: admin HSET %s owner intruder", key)
 	awaitLost(t, l, "another owner took the lock")
 	if errors.Is(l.Err(), locker.ErrExpired) {
-		// No renewal ran before the validity deadline: the one that would
+		// No refresh ran before the validity deadline: the one that would
 		// have met the intruder came too late.
-		e.timely(t, false, fmt.Sprintf("call: Err() after a takeover: %v: no renewal met the intruder before the lease's validity deadline", l.Err()))
+		e.timely(t, false, fmt.Sprintf("call: Err() after a takeover: %v: no refresh met the intruder before the lease's validity deadline", l.Err()))
 	} else {
 		assert.ErrorIs(t, l.Err(), locker.ErrHeldByOther, "call: Err() after a takeover")
 	}

@@ -229,7 +229,7 @@ func checkQuorumSilent(t *testing.T, e *env, how string) {
 
 	// The calls the silent deployment queued run once it speaks again: a
 	// stale one is refused, or its hold is dropped by its clean-up or
-	// lapses (nothing renews it), so the name is free there soon, and
+	// lapses (nothing refreshes it), so the name is free there soon, and
 	// within a TTL of the last of them at the latest.
 	var lastErr error
 	free := func() bool {
@@ -242,7 +242,7 @@ func checkQuorumSilent(t *testing.T, e *env, how string) {
 	}
 	freed := waitFor(free, ttl+2*time.Second)
 	if !freed && errors.Is(lastErr, locker.ErrNotObtained) && !waitFor(free, ttl+10*time.Second) && errors.Is(lastErr, locker.ErrNotObtained) {
-		t.Errorf("call: plain TryLock on the deployment that was silent: the name is still held %v after it spoke again; want it free once its queued calls ran and their TTL (%v) passed (a stale hold is never renewed)", 2*ttl+12*time.Second, ttl)
+		t.Errorf("call: plain TryLock on the deployment that was silent: the name is still held %v after it spoke again; want it free once its queued calls ran and their TTL (%v) passed (a stale hold is never refreshed)", 2*ttl+12*time.Second, ttl)
 	}
 	allThree := waitFor(func() bool {
 		l, err := q.TryLock(e.ctx)

@@ -250,7 +250,7 @@ func (a *faultArm) awaitApplied(t *testing.T, n int, what string) {
 	a.f.mu.Unlock()
 	if made == 0 {
 		// The core made no such call in 10 s: it runs late (a waiter's
-		// wake-up, a renewal), or never; the lag decides (see within).
+		// wake-up, a refresh), or never; the lag decides (see within).
 		a.f.e.timely(t, false, fmt.Sprintf("%s: the core made no %s call within 10s of the %s fate being armed", what, a.script, a.fate))
 		t.SkipNow()
 	}
@@ -282,7 +282,7 @@ func (a *faultArm) next(t *testing.T, what string) *heldCall {
 }
 
 // nextTimely is next for a call the core makes by itself, in its own time
-// (an auto-refresh renewal): a call that does not come within 10 s is a
+// (an auto-refresh refresh): a call that does not come within 10 s is a
 // timing check that failed, judged by e (see within). On false, the
 // caller stops the rule.
 func (a *faultArm) nextTimely(t *testing.T, e *env, what string) (*heldCall, bool) {
@@ -469,7 +469,7 @@ func (f *faultScripter) EvalSha(ctx context.Context, sha string, keys, args []st
 }
 
 // EvalShaBatch runs each call of a batch as EvalSha does, fates included,
-// all at once, so that the core's batched renewals (locker.Batcher) meet
+// all at once, so that the core's batched refreshes (locker.Batcher) meet
 // the same lost, late and delayed replies as single calls.
 func (f *faultScripter) EvalShaBatch(ctx context.Context, calls []locker.ScriptCall) []locker.ScriptResult {
 	out := make([]locker.ScriptResult, len(calls))

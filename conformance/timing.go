@@ -19,7 +19,7 @@ import (
 //
 // A rule checks safety — exclusion, fence order, no hold past its bound, no
 // late call taking effect, nothing left behind — or timing: a call returns
-// within a bound, a renewal lands in time, some attempt succeeds while a
+// within a bound, a refresh lands in time, some attempt succeeds while a
 // fault lasts. Safety is judged as it is, always. A timing expectation
 // depends on the machine as much as on the code: on a busy runner a timer
 // fires 100 ms late, and a 300 ms bound then measures the runner. So a
@@ -251,7 +251,7 @@ func (e *env) within(t *testing.T, what string, took, bound time.Duration) bool 
 	return false
 }
 
-// timely judges a liveness expectation (a renewal landed, some attempt
+// timely judges a liveness expectation (a refresh landed, some attempt
 // succeeded) that ok says held or not; what describes it with its
 // figures. It reports ok; on false, the caller stops the rule.
 func (e *env) timely(t *testing.T, ok bool, what string) bool {

@@ -47,9 +47,9 @@ func TestTimingJudged(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := &env{measure: func() lag { return lag{trip: c.lag} }}
-			assert.True(t, e.timely(t, true, "renewal landed"), "a check that held passes")
+			assert.True(t, e.timely(t, true, "refresh landed"), "a check that held passes")
 			assert.Empty(t, e.timings)
-			assert.False(t, e.timely(t, false, "renewal landed"))
+			assert.False(t, e.timely(t, false, "refresh landed"))
 			if assert.Len(t, e.timings, 1) {
 				assert.Equal(t, c.want, e.timings[0].kind)
 			}

@@ -444,7 +444,7 @@ func (l *Lease) abortRelease() {
 	lost := l.lostErr != nil
 	l.mu.Unlock()
 	if passed {
-		l.lose(fmt.Errorf("%w: %q: validity deadline passed without renewal", ErrExpired, l.name))
+		l.lose(l.deadlinePassed())
 		return
 	}
 	if l.refresh && !lost {

@@ -105,7 +105,13 @@ func (l *Lease) deadline() {
 		return
 	}
 	l.mu.Unlock()
-	l.lose(fmt.Errorf("%w: %q: validity deadline passed without renewal", ErrExpired, l.name))
+	l.lose(l.deadlinePassed())
+}
+
+// deadlinePassed is the loss of a lease whose validity deadline passed
+// without a refresh.
+func (l *Lease) deadlinePassed() error {
+	return fmt.Errorf("%w: %q: validity deadline passed without a refresh", ErrExpired, l.name)
 }
 
 // lose marks the lease lost with err, unless it already ended or is being

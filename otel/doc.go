@@ -23,7 +23,7 @@
 //	scriptlock.lock.acquire.duration  histogram  s          every acquisition (TryLock, Lock, RLock, Downgrade, ...): its wait
 //	scriptlock.lock.acquire.attempts  histogram  {attempt}  every acquisition: its acquire calls
 //	scriptlock.lock.hold.duration     histogram  s          every Unlock: the time from grant to release
-//	scriptlock.lock.extends           counter    {extend}   every Extend, auto-refresh renewals included
+//	scriptlock.lock.extends           counter    {extend}   every Extend, auto-refreshes included
 //	scriptlock.lease.lost             counter    {lease}    every lease lost
 //	scriptlock.wakeups                counter    {wakeup}   every waiter woken by a release message
 //	scriptlock.script.reloads         counter    {reload}   every script loaded again after NOSCRIPT
@@ -58,12 +58,12 @@
 //     it shows how long the lock was held.
 //   - scriptlock.extend: one per Extend, a zero-length span at its end (the
 //     core does not report how long a call took). Only as a child: an
-//     Extend whose context holds no span, such as an auto-refresh renewal,
+//     Extend whose context holds no span, such as an auto-refresh,
 //     records metrics only.
 //   - scriptlock.loss: a zero-length span for a lost lease, unless the
 //     loss's context holds a recording span, which then gets an event
 //     scriptlock.lease.lost instead. (The core reports losses found by a
-//     timer or a renewal with context.Background, so today it is a span.)
+//     timer or a refresh with context.Background, so today it is a span.)
 //
 // A span's status is Error when the operation failed, with the error's
 // message as its description; a refused acquisition (not_obtained) is not

@@ -43,7 +43,7 @@ type eventCase struct {
 
 var (
 	errNoPerm   = errors.New(`locker: acquire script: NOPERM this user has no permissions to run the 'evalsha' command`)
-	errExpired  = fmt.Errorf("%w: %q: validity deadline passed without renewal", locker.ErrExpired, "job:1")
+	errExpired  = fmt.Errorf("%w: %q: validity deadline passed without a refresh", locker.ErrExpired, "job:1")
 	errTaken    = fmt.Errorf("%w: %q", locker.ErrHeldByOther, "job:1")
 	errRefused  = fmt.Errorf("%w: %q", locker.ErrNotObtained, "job:1")
 	mode        = lockotel.AttrLockMode.String
@@ -107,7 +107,7 @@ var eventCases = []eventCase{
 		status: codes.Unset,
 	},
 	{
-		name: "extend/untraced", rule: "an Extend without a span (an auto-refresh renewal) only counts",
+		name: "extend/untraced", rule: "an Extend without a span (an auto-refresh) only counts",
 		event:   locker.Event{Kind: locker.EventExtend, Lock: "job:1", Mode: "read", Fence: 42, Err: errTaken},
 		metrics: map[string]float64{lockotel.MetricExtends: 1},
 		attrs:   []attribute.KeyValue{mode("read"), outcome("held_by_other"), errType("held_by_other")},

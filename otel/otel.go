@@ -176,7 +176,7 @@ func Observer(opts *Options) (locker.Observer, error) {
 		metric.WithExplicitBucketBoundaries(holdBuckets...))
 	check(MetricHoldDuration, err)
 	r.extends, err = m.Int64Counter(MetricExtends, metric.WithUnit("{extend}"),
-		metric.WithDescription("Extends of leases, auto-refresh renewals included."))
+		metric.WithDescription("Extends of leases, auto-refreshes included."))
 	check(MetricExtends, err)
 	r.lost, err = m.Int64Counter(MetricLeaseLost, metric.WithUnit("{lease}"),
 		metric.WithDescription("Leases lost: expired, or taken by another owner, before Unlock."))
@@ -268,7 +268,7 @@ func (r *recorder) extend(ctx context.Context, now time.Time, e locker.Event) {
 	attrs := r.outcomeAttrs(e, out)
 	r.extends.Add(ctx, 1, metric.WithAttributes(attrs...))
 	if !trace.SpanContextFromContext(ctx).IsValid() {
-		return // an auto-refresh renewal, or an untraced caller: no root span
+		return // an auto-refresh, or an untraced caller: no root span
 	}
 	if e.Fence != 0 {
 		attrs = append(attrs, AttrFence.Int64(e.Fence))

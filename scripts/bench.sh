@@ -515,12 +515,12 @@ bs() {
 	echo
 	bs -filter '/op:rw-readers' -row /lib,/driver,/readers -col /op "$out/main.txt"
 	echo
-	echo "### (e) auto-refresh of 10,000 leases (TTL 1s, renewed every 333ms; ns/op is the window per round, by construction)"
+	echo "### (e) auto-refresh of 10,000 leases (TTL 1s, refreshed every 333ms; ns/op is the window per round, by construction)"
 	echo
 	bs -filter '/op:refresh' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
 	echo
 	if [[ -s "$out/hold.txt" ]]; then
-		echo "### (e2) 50,000 auto-refreshed leases (TTL 2s, renewed every 667ms) held for 90 rounds, a minute, once (go-redis; one lost lease fails the row)"
+		echo "### (e2) 50,000 auto-refreshed leases (TTL 2s, refreshed every 667ms) held for 90 rounds, a minute, once (go-redis; one lost lease fails the row)"
 		echo
 		bs -row /lib,/driver -col /op "$out/hold.txt"
 		echo

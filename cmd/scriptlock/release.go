@@ -15,7 +15,7 @@ import (
 // (when Redis answers) and exits with status 2. With them it reads the
 // state, drops the holds it saw (never one granted after that read) and
 // wakes the waiters; auto-refreshed holders report their lease Lost at
-// their next renewal, others when they next call Extend, TTL or Unlock.
+// their next refresh, others when they next call Extend, TTL or Unlock.
 func cmdRelease(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var cfg config
 	fs := newFlags("release", "release --force --yes-really [flags] NAME", &cfg, stderr)
@@ -32,7 +32,7 @@ func cmdRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !*force || !*sure {
 		fmt.Fprintf(stderr, "scriptlock release: refused, nothing changed: ending %s's leases needs both --force and --yes-really.\n", display(name))
 		fmt.Fprintf(stderr, "  The holders are not asked: one that is still working keeps acting as the holder until it\n")
-		fmt.Fprintf(stderr, "  next renews, extends or checks its lease, while a waiter may already hold the lock.\n")
+		fmt.Fprintf(stderr, "  next refreshes or checks its lease, while a waiter may already hold the lock.\n")
 		fmt.Fprintf(stderr, "  Use it only for a holder that is gone or stuck, and check the resource enforces fences.\n")
 		if c, err := connect(ctx, &cfg); err == nil { // show what would end; read-only
 			defer c.close()
@@ -104,6 +104,6 @@ func writeRelease(w io.Writer, before locker.LockState, d locker.Forced) error {
 	if d.SemaphoreHolds > 0 {
 		fmt.Fprintf(w, "%s: semaphore released: %d hold(s)\n", name, d.SemaphoreHolds)
 	}
-	_, err := fmt.Fprintf(w, "waiters were woken; the old holders see the loss at their next renewal, Extend, TTL or Unlock\n")
+	_, err := fmt.Fprintf(w, "waiters were woken; the old holders see the loss at their next refresh, Extend, TTL or Unlock\n")
 	return err
 }

@@ -64,7 +64,7 @@
 // subscribers of that node then hear only the driver's calls after each
 // failed attempt (polling every 2 s), and new Subscribe calls fail.
 //
-// # Batched renewals
+// # Batched refreshes
 //
 // The Scripter implements [locker.Batcher]: one DoMulti carries a batch of
 // EVALSHA calls, which valkey-go pipelines, one round trip per node.
