@@ -3,13 +3,13 @@ package conformance
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/require"
 )
@@ -196,7 +196,7 @@ func (e *env) awaitCoreIdle() {
 // assertNoNewCoreGoroutines.
 func goroutineIDs() map[string]bool {
 	ids := map[string]bool{}
-	for _, g := range allStacks() {
+	for _, g := range leak.Stacks() {
 		ids[goroutineID(g)] = true
 	}
 	return ids
@@ -214,7 +214,7 @@ func assertNoNewCoreGoroutines(t *testing.T, before map[string]bool) {
 	var leaked []string
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		leaked = leaked[:0]
-		for _, g := range allStacks()[1:] { // the first is the caller's
+		for _, g := range leak.Stacks()[1:] { // the first is the caller's
 			if !before[goroutineID(g)] && runsOwnCode(g) {
 				leaked = append(leaked, g)
 			}
@@ -226,22 +226,6 @@ func assertNoNewCoreGoroutines(t *testing.T, before map[string]bool) {
 	if len(leaked) > 0 {
 		t.Errorf("goroutine leak: %d new goroutine(s) of scriptlock still running (or started by it):\n%s", len(leaked), strings.Join(leaked, "\n\n"))
 	}
-}
-
-// allStacks returns the stack of every goroutine, the caller's first, as
-// runtime.Stack prints them ("goroutine N [state]:", the frames, and
-// "created by F in goroutine M").
-func allStacks() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	return strings.Split(string(buf), "\n\n")
 }
 
 // goroutineID returns N of a stack's first line, "goroutine N [state]:".

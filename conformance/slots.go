@@ -23,16 +23,17 @@ func sameSlotNames(bases ...string) []string {
 // CRC16-CCITT (XMODEM) modulo 16384. The core computes slots too (to group
 // a MultiLock's names); this second implementation is deliberate: the
 // suite checks the core's grouping against its own, independent reckoning
-// (and the server's), so a bug shared by both cannot hide.
+// (and the server's), so a bug shared by both cannot hide. It divides by
+// the polynomial one message bit at a time, where the core shifts in a
+// byte at a time.
 func keySlot(tag string) uint16 {
 	var crc uint16
-	for i := 0; i < len(tag); i++ {
-		crc ^= uint16(tag[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
+	for _, b := range []byte(tag) {
+		for bit := 7; bit >= 0; bit-- {
+			feedback := crc>>15 ^ uint16(b>>bit)&1
+			crc <<= 1
+			if feedback == 1 {
+				crc ^= 0x1021
 			}
 		}
 	}

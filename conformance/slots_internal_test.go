@@ -55,3 +55,13 @@ func TestSlotsMostLeftFirst(t *testing.T) {
 		t.Fatalf("after the last acquire: %d free, %d waiting; want 0 and 0", s.free, len(s.waiting))
 	}
 }
+
+// TestKeySlot checks keySlot against slots Redis reports (CLUSTER KEYSLOT)
+// and the CRC-16/XMODEM check value of "123456789" (0x31C3).
+func TestKeySlot(t *testing.T) {
+	for tag, want := range map[string]uint16{"123456789": 0x31C3, "foo": 12182, "bar": 5061, "hello": 866, "": 0} {
+		if got := keySlot(tag); got != want {
+			t.Errorf("keySlot(%q) = %d, want %d", tag, got, want)
+		}
+	}
+}

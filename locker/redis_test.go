@@ -72,25 +72,24 @@ func (e *redisEnv) do(args ...any) any {
 // strs turns an array reply of strings into a []string.
 func (e *redisEnv) strs(r any) []string {
 	e.t.Helper()
-	a, ok := r.([]any)
-	require.True(e.t, ok, "reply %#v is not an array", r)
-	out := make([]string, len(a))
-	for i, v := range a {
-		out[i], ok = v.(string)
-		require.True(e.t, ok, "reply %#v is not an array of strings", r)
-	}
-	return out
+	return arrayOf[string](e.t, r)
 }
 
 // ints turns a script's array reply into int64s.
 func (e *redisEnv) ints(r any) []int64 {
 	e.t.Helper()
+	return arrayOf[int64](e.t, r)
+}
+
+// arrayOf turns an array reply whose elements are all T into a []T.
+func arrayOf[T any](t testing.TB, r any) []T {
+	t.Helper()
 	a, ok := r.([]any)
-	require.True(e.t, ok, "reply %#v is not an array", r)
-	out := make([]int64, len(a))
+	require.True(t, ok, "reply %#v is not an array", r)
+	out := make([]T, len(a))
 	for i, v := range a {
-		out[i], ok = v.(int64)
-		require.True(e.t, ok, "reply %#v is not an array of integers", r)
+		out[i], ok = v.(T)
+		require.True(t, ok, "reply %#v is not an array of %T", r, out[i])
 	}
 	return out
 }

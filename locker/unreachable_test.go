@@ -57,18 +57,18 @@ func unreachableOpts(bound time.Duration, r *events) *locker.Options {
 // call returns at all.
 func returns[T any](t *testing.T, ceiling time.Duration, f func() (T, error)) (T, error) {
 	t.Helper()
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
+	var (
+		v    T
+		err  error
+		done = make(chan struct{})
+	)
 	go func() {
-		v, err := f()
-		ch <- result{v, err}
+		defer close(done)
+		v, err = f()
 	}()
 	select {
-	case r := <-ch:
-		return r.v, r.err
+	case <-done:
+		return v, err
 	case <-time.After(ceiling):
 		t.Fatalf("the call did not return within %v", ceiling)
 		panic("unreachable")

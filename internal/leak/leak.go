@@ -17,6 +17,20 @@ import (
 	"time"
 )
 
+// Stacks returns the stack of every goroutine, the caller's first, as
+// runtime.Stack prints them ("goroutine N [state]:", the frames, and
+// "created by F in goroutine M").
+func Stacks() []string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Split(string(buf[:n]), "\n\n")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
 // Option changes which goroutines count as leaked.
 type Option func(*opts)
 
@@ -175,17 +189,8 @@ func parseHeader(s string) (id int, state string) {
 }
 
 func stacks() []goroutine {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	var out []goroutine
-	for _, rec := range strings.Split(string(buf), "\n\n") {
+	for _, rec := range Stacks() {
 		rec = strings.TrimSpace(rec)
 		if rec == "" {
 			continue

@@ -78,17 +78,7 @@ func Unexpected(d Driver, user, client []string) []string {
 			allowed[p] = true
 		}
 	}
-	var out []string
-	if len(user) == 0 {
-		return nil
-	}
-	for _, p := range user[1:] {
-		if !allowed[p] {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return outside(user, allowed)
 }
 
 // SuiteUnexpected returns the modules of user (the module paths a program
@@ -101,11 +91,14 @@ func SuiteUnexpected(user []string) []string {
 	for _, p := range Testify {
 		allowed[p] = true
 	}
+	return outside(user, allowed)
+}
+
+// outside returns, sorted, the modules of user (its own first, left out)
+// that allowed does not hold.
+func outside(user []string, allowed map[string]bool) []string {
 	var out []string
-	if len(user) == 0 {
-		return nil
-	}
-	for _, p := range user[1:] {
+	for _, p := range user[min(1, len(user)):] {
 		if !allowed[p] {
 			out = append(out, p)
 		}

@@ -17,14 +17,7 @@ func TestBeginMigration(t *testing.T) {
 	c := redisserver.StartCluster(t)
 	ctx := testCtx(t)
 	const present, missing = "{held}here", "{held}new"
-	slot, err := c.SlotOf(ctx, present)
-	require.NoError(t, err)
-	from, err := c.NodeForSlot(ctx, slot)
-	require.NoError(t, err)
-	to, err := c.OtherMaster(ctx, slot)
-	require.NoError(t, err)
-	_, err = from.Do(ctx, "SET", present, "1")
-	require.NoError(t, err)
+	slot, from, to := slotMove(ctx, t, c, present)
 
 	m, err := c.BeginMigration(ctx, slot, to)
 	require.NoError(t, err, "call: BeginMigration(%d, %s)", slot, to.Addr)

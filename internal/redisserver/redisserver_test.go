@@ -23,6 +23,21 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// slotMove returns the slot of key, the master that holds it and another
+// master to move it to, with key set on the first.
+func slotMove(ctx context.Context, t *testing.T, c *redisserver.Cluster, key string) (slot int, from, to *redisserver.Server) {
+	t.Helper()
+	slot, err := c.SlotOf(ctx, key)
+	require.NoError(t, err)
+	from, err = c.NodeForSlot(ctx, slot)
+	require.NoError(t, err)
+	to, err = c.OtherMaster(ctx, slot)
+	require.NoError(t, err)
+	_, err = from.Do(ctx, "SET", key, "1")
+	require.NoError(t, err)
+	return slot, from, to
+}
+
 func TestStandalone(t *testing.T) {
 	t.Parallel()
 	start := time.Now()

@@ -166,14 +166,7 @@ func TestClusterWithReplicas(t *testing.T) {
 
 	t.Run("MigrateSlotSlowly", func(t *testing.T) {
 		const present, missing = "{slow}here", "{slow}new"
-		slot, err := c.SlotOf(ctx, present)
-		require.NoError(t, err)
-		from, err := c.NodeForSlot(ctx, slot)
-		require.NoError(t, err)
-		to, err := c.OtherMaster(ctx, slot)
-		require.NoError(t, err)
-		_, err = from.Do(ctx, "SET", present, "1")
-		require.NoError(t, err)
+		slot, from, to := slotMove(ctx, t, c, present)
 
 		done := make(chan error, 1)
 		start := time.Now()

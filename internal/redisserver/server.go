@@ -142,19 +142,30 @@ func (s *Server) cleanup() {
 	s.idleMu.Unlock()
 }
 
+// own starts op on a server this process runs: it fails on an external
+// server or after the test's cleanup has run, and otherwise returns with
+// s.mu held.
+func (s *Server) own(op string) error {
+	if s.external {
+		return s.externalErr(op)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return fmt.Errorf("redisserver: %s %s: server already cleaned up", op, s.Addr)
+	}
+	return nil
+}
+
 // Stop stops the process (SIGTERM, SIGKILL after 2s) and leaves it stopped
 // until [Server.Restart]; clients then see connection refused. It blocks
 // until the process has exited. Stopping a stopped server does nothing. It
 // fails on an external server or after the test's cleanup has run.
 func (s *Server) Stop() error {
-	if s.external {
-		return s.externalErr("Stop")
+	if err := s.own("Stop"); err != nil {
+		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("redisserver: Stop %s: server already cleaned up", s.Addr)
-	}
 	s.proc.stop()
 	s.proc = nil
 	return nil
@@ -170,14 +181,10 @@ func (s *Server) Stop() error {
 // timeout (2s) is replaced by its replica, if it has one; Restart then brings
 // it back as that replica's replica.
 func (s *Server) Kill() error {
-	if s.external {
-		return s.externalErr("Kill")
+	if err := s.own("Kill"); err != nil {
+		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("redisserver: Kill %s: server already cleaned up", s.Addr)
-	}
 	if p := s.proc; p != nil && !p.exited() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
@@ -207,14 +214,10 @@ func (s *Server) Kill() error {
 // run, or when the server does not come back; the error then holds the tail
 // of the server's log. Concurrent commands fail while the process is down.
 func (s *Server) Restart(ctx context.Context) error {
-	if s.external {
-		return s.externalErr("Restart")
+	if err := s.own("Restart"); err != nil {
+		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("redisserver: Restart %s: server already cleaned up", s.Addr)
-	}
 	s.proc.stop()
 	s.proc = nil
 	// Nothing should be on disk, but make sure no data survives.
