@@ -54,21 +54,10 @@ func contended(ctx context.Context, r *run, clients int, hold time.Duration) err
 		holders  atomic.Int32
 		giveups  atomic.Int64
 		endAt    atomic.Int64 // ns from start to the n-th grant
-		mu       sync.Mutex   // guards censored and first
+		mu       sync.Mutex   // guards censored
 		censored []time.Duration
-		first    error
-		wg       sync.WaitGroup
 	)
-	waitCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	fail := func(err error) {
-		mu.Lock()
-		if first == nil {
-			first = err
-		}
-		mu.Unlock()
-		stop()
-	}
+	cr, waitCtx := newCrew(ctx)
 	hc, counts := r.l.(HandOverCounter)
 	var handed0 int64
 	if counts {
@@ -84,7 +73,7 @@ func contended(ctx context.Context, r *run, clients int, hold time.Duration) err
 		mu.Unlock()
 	}
 	for i := range clients {
-		wg.Go(func() {
+		cr.wg.Go(func() {
 			for waitCtx.Err() == nil {
 				t0 := time.Now()
 				u, err := r.l.Lock(waitCtx, key)
@@ -97,26 +86,24 @@ func contended(ctx context.Context, r *run, clients int, hold time.Duration) err
 						open(t0)
 						return
 					}
-					fail(fmt.Errorf("lock %q: %w", key, err))
+					cr.fail(fmt.Errorf("lock %q: %w", key, err))
 					return
 				}
 				w := time.Since(t0)
 				k := granted.Add(1)
 				if k > n { // granted after the run's end: release at once
 					open(t0)
-					if err := u.Unlock(context.WithoutCancel(ctx)); err != nil {
-						fail(fmt.Errorf("unlock %q: %w", key, err))
-					}
+					cr.unlock(ctx, u, key, "")
 					return
 				}
 				waits[k-1] = w
 				grants[i]++
 				if k == n {
 					endAt.Store(int64(time.Since(start)))
-					stop()
+					cr.stop()
 				}
 				if h := holders.Add(1); h != 1 {
-					fail(fmt.Errorf("exclusion broken: %d goroutines hold %q at once", h, key))
+					cr.fail(fmt.Errorf("exclusion broken: %d goroutines hold %q at once", h, key))
 				}
 				h0 := time.Now()
 				if r.smoke() {
@@ -126,18 +113,15 @@ func contended(ctx context.Context, r *run, clients int, hold time.Duration) err
 				}
 				held[k-1] = time.Since(h0)
 				holders.Add(-1)
-				if err := u.Unlock(context.WithoutCancel(ctx)); err != nil {
-					fail(fmt.Errorf("unlock %q: %w", key, err))
+				if !cr.unlock(ctx, u, key, "") {
 					return
 				}
 			}
 		})
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	r.stopTimer()
-	if first != nil {
-		return first
+	elapsed, err := cr.wait(r, start)
+	if err != nil {
+		return err
 	}
 	if g := granted.Load(); g < n {
 		return fmt.Errorf("run ended after %d of %d grants: %w", g, n, context.Cause(ctx))

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // LockUnlock returns the scenario "op=lock-unlock/clients=<clients>":
@@ -38,29 +38,27 @@ func lockUnlock(ctx context.Context, r *run, clients int) error {
 		return nil
 	}
 
+	// The crew has no context of its own: the calls run under ctx as the
+	// single client's do.
 	var (
-		next    atomic.Int64
-		failed  atomic.Bool
-		errOnce sync.Once
-		first   error
-		wg      sync.WaitGroup
+		next atomic.Int64
+		cr   crew
 	)
 	n := int64(r.n)
 	r.resetTimer()
+	start := time.Now()
 	for _, key := range keys {
-		wg.Go(func() {
-			for !failed.Load() && next.Add(1) <= n {
+		cr.wg.Go(func() {
+			for !cr.failed.Load() && next.Add(1) <= n {
 				if err := lockUnlockOnce(ctx, r.l, key); err != nil {
-					errOnce.Do(func() { first = err })
-					failed.Store(true)
+					cr.fail(err)
 					return
 				}
 			}
 		})
 	}
-	wg.Wait()
-	r.stopTimer()
-	return first
+	_, err := cr.wait(r, start)
+	return err
 }
 
 // lockUnlockOnce acquires key, which nobody else uses, and releases it.

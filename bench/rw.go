@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -49,20 +48,8 @@ func rw(ctx context.Context, r *run, clients, readPct int) error {
 		return fmt.Errorf("%T does not implement RWLocker", r.l)
 	}
 	key := r.key("rw", 0)
-	var (
-		readers, writers atomic.Int32 // holders inside the critical section
-		errOnce          sync.Once
-		first            error
-		failed           atomic.Bool
-		wg               sync.WaitGroup
-	)
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	fail := func(err error) {
-		errOnce.Do(func() { first = err })
-		failed.Store(true)
-		stop()
-	}
+	var readers, writers atomic.Int32 // holders inside the critical section
+	cr, ctx := newCrew(ctx)
 	reads := make([]latencies, clients)
 	writes := make([]latencies, clients)
 	rngs := make([]*rand.Rand, clients)
@@ -77,9 +64,9 @@ func rw(ctx context.Context, r *run, clients, readPct int) error {
 			iters++
 		}
 		rng, rd, wr := rngs[i], &reads[i], &writes[i]
-		wg.Go(func() {
+		cr.wg.Go(func() {
 			for range iters {
-				if failed.Load() {
+				if cr.failed.Load() {
 					return
 				}
 				write := rng.IntN(100) >= readPct
@@ -94,7 +81,7 @@ func rw(ctx context.Context, r *run, clients, readPct int) error {
 					u, err = l.RLock(ctx, key)
 				}
 				if err != nil {
-					fail(fmt.Errorf("lock %q (write %v): %w", key, write, err))
+					cr.fail(fmt.Errorf("lock %q (write %v): %w", key, write, err))
 					return
 				}
 				if write {
@@ -102,7 +89,7 @@ func rw(ctx context.Context, r *run, clients, readPct int) error {
 					w := writers.Add(1)
 					runtime.Gosched()
 					if rs := readers.Load(); w != 1 || rs != 0 {
-						fail(fmt.Errorf("exclusion broken: a writer of %q sees %d writers and %d readers", key, w, rs))
+						cr.fail(fmt.Errorf("exclusion broken: a writer of %q sees %d writers and %d readers", key, w, rs))
 					}
 					writers.Add(-1)
 				} else {
@@ -110,22 +97,23 @@ func rw(ctx context.Context, r *run, clients, readPct int) error {
 					readers.Add(1)
 					runtime.Gosched()
 					if w := writers.Load(); w != 0 {
-						fail(fmt.Errorf("exclusion broken: a reader of %q sees %d writers", key, w))
+						cr.fail(fmt.Errorf("exclusion broken: a reader of %q sees %d writers", key, w))
 					}
 					readers.Add(-1)
 				}
-				if err := u.Unlock(context.WithoutCancel(ctx)); err != nil {
-					fail(fmt.Errorf("unlock %q (write %v): %w", key, write, err))
+				note := " (read)"
+				if write {
+					note = " (write)"
+				}
+				if !cr.unlock(ctx, u, key, note) {
 					return
 				}
 			}
 		})
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	r.stopTimer()
-	if first != nil {
-		return first
+	elapsed, err := cr.wait(r, start)
+	if err != nil {
+		return err
 	}
 
 	var rd, wr latencies

@@ -46,52 +46,39 @@ func semaphore(ctx context.Context, r *run, clients, permits int, hold time.Dura
 		return fmt.Errorf("%T does not implement SemLocker", r.l)
 	}
 	key := r.key("semaphore", clients)
-	var (
-		next    atomic.Int64
-		inside  atomic.Int32
-		failed  atomic.Bool
-		errOnce sync.Once
-		first   error
-		wg      sync.WaitGroup
-	)
-	fail := func(err error) {
-		errOnce.Do(func() { first = err })
-		failed.Store(true)
-	}
+	var next, inside atomic.Int64
+	cr, ctx := newCrew(ctx)
 	waits := make([]latencies, clients)
 	n := int64(r.n)
 	r.resetTimer()
 	start := time.Now()
 	for i := range clients {
 		w := &waits[i]
-		wg.Go(func() {
-			for !failed.Load() && next.Add(1) <= n {
+		cr.wg.Go(func() {
+			for !cr.failed.Load() && next.Add(1) <= n {
 				t0 := time.Now()
 				u, err := l.Acquire(ctx, key, permits, 1)
 				if err != nil {
-					fail(fmt.Errorf("acquire %q: %w", key, err))
+					cr.fail(fmt.Errorf("acquire %q: %w", key, err))
 					return
 				}
 				w.add(time.Since(t0))
 				if in := inside.Add(1); int(in) > permits {
-					fail(fmt.Errorf("semaphore broken: %d holders of %q with %d permits", in, key, permits))
+					cr.fail(fmt.Errorf("semaphore broken: %d holders of %q with %d permits", in, key, permits))
 				}
 				if hold > 0 {
 					time.Sleep(hold) // several hold at once: spinning would take every core (see holdFor)
 				}
 				inside.Add(-1)
-				if err := u.Unlock(context.WithoutCancel(ctx)); err != nil {
-					fail(fmt.Errorf("unlock %q: %w", key, err))
+				if !cr.unlock(ctx, u, key, "") {
 					return
 				}
 			}
 		})
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	r.stopTimer()
-	if first != nil {
-		return first
+	elapsed, err := cr.wait(r, start)
+	if err != nil {
+		return err
 	}
 	var all latencies
 	for i := range waits {
