@@ -94,26 +94,26 @@ func BenchmarkLockHold(b *testing.B) {
 	bench.Benchmark(b, srv.Addr, bench.HoldTargets())
 }
 
-// TestBenchmarksSmoke runs every scenario of BenchmarkLock once with a
-// tiny iteration count, so `go test ./...` proves each still runs to the
-// end (no error, no hang, exclusion held); it asserts no timing.
-func TestBenchmarksSmoke(t *testing.T) {
-	srv := redisserver.StartStandalone(t)
-	bench.Smoke(t, srv.Addr, bench.Targets())
-}
-
-// TestStarveSmoke runs the rows of BenchmarkLockStarve once with a tiny
-// iteration count.
-func TestStarveSmoke(t *testing.T) {
-	srv := redisserver.StartStandalone(t)
-	bench.Smoke(t, srv.Addr, bench.StarveTargets())
-}
-
-// TestHoldSmoke runs the row of BenchmarkLockHold once, shrunk (50 leases,
-// 4 rounds).
-func TestHoldSmoke(t *testing.T) {
-	srv := redisserver.StartStandalone(t)
-	bench.Smoke(t, srv.Addr, bench.HoldTargets())
+// TestSmoke runs every row of the benchmarks on a standalone server
+// (BenchmarkLock, BenchmarkLockStarve, BenchmarkLockHold shrunk to 50
+// leases and 4 rounds, BenchmarkLockElect) once with a tiny iteration
+// count, so `go test ./...` proves each still runs to the end (no error,
+// no hang, exclusion held); it asserts no timing.
+func TestSmoke(t *testing.T) {
+	for _, set := range []struct {
+		name    string
+		targets []bench.Target
+	}{
+		{"Lock", bench.Targets()},
+		{"Starve", bench.StarveTargets()},
+		{"Hold", bench.HoldTargets()},
+		{"Elect", bench.ElectTargets()},
+	} {
+		t.Run(set.name, func(t *testing.T) {
+			srv := redisserver.StartStandalone(t)
+			bench.Smoke(t, srv.Addr, set.targets)
+		})
+	}
 }
 
 // TestNetworkSmoke runs the rows of BenchmarkLockRTT once through the
@@ -156,11 +156,4 @@ func TestQuorumSmoke(t *testing.T) {
 func BenchmarkLockElect(b *testing.B) {
 	srv := redisserver.StartStandalone(b)
 	bench.Benchmark(b, srv.Addr, bench.ElectTargets())
-}
-
-// TestElectSmoke runs the rows of BenchmarkLockElect once with a tiny
-// iteration count.
-func TestElectSmoke(t *testing.T) {
-	srv := redisserver.StartStandalone(t)
-	bench.Smoke(t, srv.Addr, bench.ElectTargets())
 }

@@ -29,12 +29,14 @@ func BenchmarkLock(b *testing.B) {
 	bench.Benchmark(b, srv.Addr, peers.Targets())
 }
 
-// TestBenchmarksSmoke runs every peer scenario once with a tiny iteration
-// count; it asserts no timing. Without SCRIPTLOCK_REDIS_ADDR it starts its
-// own redis-server (and fails, naming the fix, when there is none).
-func TestBenchmarksSmoke(t *testing.T) {
+// TestSmoke runs every peer row (BenchmarkLock's and BenchmarkLockElect's)
+// once with a tiny iteration count; it asserts no timing. Without
+// SCRIPTLOCK_REDIS_ADDR it starts its own redis-server (and fails, naming
+// the fix, when there is none).
+func TestSmoke(t *testing.T) {
 	srv := redisserver.StartStandalone(t)
-	bench.Smoke(t, srv.Addr, peers.Targets())
+	t.Run("Lock", func(t *testing.T) { bench.Smoke(t, srv.Addr, peers.Targets()) })
+	t.Run("Elect", func(t *testing.T) { bench.Smoke(t, srv.Addr, peers.ElectTargets()) })
 }
 
 // BenchmarkLockElect runs the peers' election rows (peers.ElectTargets)
@@ -43,11 +45,4 @@ func TestBenchmarksSmoke(t *testing.T) {
 func BenchmarkLockElect(b *testing.B) {
 	srv := redisserver.StartStandalone(b)
 	bench.Benchmark(b, srv.Addr, peers.ElectTargets())
-}
-
-// TestElectSmoke runs the peers' election rows once with a tiny iteration
-// count.
-func TestElectSmoke(t *testing.T) {
-	srv := redisserver.StartStandalone(t)
-	bench.Smoke(t, srv.Addr, peers.ElectTargets())
 }
