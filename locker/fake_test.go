@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scriptlock/scriptlock/internal/syncx"
+
 	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/require"
 )
@@ -126,7 +128,7 @@ type handler func(ctx context.Context, c call) (any, error)
 // fakeScripter implements locker.Scripter in memory.
 type fakeScripter struct {
 	mu       sync.Mutex
-	calls    []call
+	calls    syncx.Log[call]
 	cached   map[string]bool    // SHAs the "server" holds
 	forget   bool               // EvalSha answers NOSCRIPT even after ScriptLoad
 	handlers map[string]handler // by script name; see handle
@@ -208,31 +210,17 @@ func canned(c call) any {
 func (f *fakeScripter) record(c call) {
 	c.keys = append([]string(nil), c.keys...)
 	c.args = append([]string(nil), c.args...)
-	f.mu.Lock()
-	f.calls = append(f.calls, c)
-	f.mu.Unlock()
+	f.calls.Add(c)
 }
 
 // Calls returns a copy of the recorded calls.
-func (f *fakeScripter) Calls() []call {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]call(nil), f.calls...)
-}
+func (f *fakeScripter) Calls() []call { return f.calls.All() }
 
 // count returns the number of recorded calls.
-func (f *fakeScripter) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.calls)
-}
+func (f *fakeScripter) count() int { return len(f.calls.All()) }
 
 // reset forgets the recorded calls.
-func (f *fakeScripter) reset() {
-	f.mu.Lock()
-	f.calls = nil
-	f.mu.Unlock()
-}
+func (f *fakeScripter) reset() { f.calls.Reset() }
 
 // runs returns the recorded script runs (evalsha or eval) of script name.
 func (f *fakeScripter) runs(name string) []call {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scriptlock/scriptlock/internal/syncx"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,25 +18,12 @@ import (
 // refuses it with a server error, and records the order of script calls
 // and subscriptions.
 type burstScripter struct {
-	mu      sync.Mutex
-	events  []string // "eval" or "sub <channel>"
+	events  syncx.Log[string] // "eval" or "sub <channel>"
 	release chan struct{}
 }
 
-func (b *burstScripter) record(e string) {
-	b.mu.Lock()
-	b.events = append(b.events, e)
-	b.mu.Unlock()
-}
-
-func (b *burstScripter) snapshot() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.events...)
-}
-
 func (b *burstScripter) EvalSha(ctx context.Context, _ string, _, _ []string) (any, error) {
-	b.record("eval")
+	b.events.Add("eval")
 	select {
 	case <-b.release:
 	case <-ctx.Done():
@@ -50,7 +39,7 @@ func (b *burstScripter) Eval(ctx context.Context, src string, keys, args []strin
 func (b *burstScripter) ScriptLoad(context.Context, string) (string, error) { return "sha", nil }
 
 func (b *burstScripter) Subscribe(_ context.Context, channel string, _ func(string)) (func(), error) {
-	b.record("sub " + channel)
+	b.events.Add("sub " + channel)
 	return func() {}, nil
 }
 
@@ -75,7 +64,7 @@ func TestSemaphoreBurstSubscribesFirst(t *testing.T) {
 	}
 	evals := func() int {
 		n := 0
-		for _, e := range b.snapshot() {
+		for _, e := range b.events.All() {
 			if e == "eval" {
 				n++
 			}
@@ -86,10 +75,10 @@ func TestSemaphoreBurstSubscribesFirst(t *testing.T) {
 		acquire()
 		require.Eventually(t, func() bool { return evals() == i }, 5*time.Second, time.Millisecond, "Acquire %d's first try", i)
 	}
-	assert.Equal(t, []string{"eval", "eval"}, b.snapshot(), "the first two Acquires (2 permits) try at once")
+	assert.Equal(t, []string{"eval", "eval"}, b.events.All(), "the first two Acquires (2 permits) try at once")
 	acquire()
 	require.Eventually(t, func() bool { return evals() == 3 }, 5*time.Second, time.Millisecond, "the third Acquire's first try")
-	ev := b.snapshot()
+	ev := b.events.All()
 	require.Len(t, ev, 4, "events: %q", ev)
 	assert.True(t, strings.HasPrefix(ev[2], "sub ") && strings.Contains(ev[2], ":wake:"),
 		"the third Acquire subscribes to its own channel before its first try: events %q", ev)

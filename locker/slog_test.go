@@ -1,37 +1,23 @@
 package locker_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/scriptlock/scriptlock/internal/syncx"
 
 	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// records decodes the JSON log lines written so far.
-func (s *syncBuffer) records(t *testing.T) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// records decodes the JSON log lines written to buf so far.
+func records(t *testing.T, buf *syncx.Buffer) []map[string]any {
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		if line == "" {
 			continue
 		}
@@ -57,7 +43,7 @@ func find(rs []map[string]any, msg, lock string) map[string]any {
 // lost lease a warning with its cause.
 func TestSlogObserver(t *testing.T) {
 	e := newRedisEnv(t)
-	var buf syncBuffer
+	var buf syncx.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := clientOn(t, plainScripter{e.rdb}, &locker.Options{
 		Prefix: e.prefix, MinRetryDelay: time.Millisecond, MaxRetryDelay: 5 * time.Millisecond,
@@ -84,7 +70,7 @@ func TestSlogObserver(t *testing.T) {
 		t.Fatal("call: Lost() of a 50ms lease did not close within 5s")
 	}
 
-	rs := buf.records(t)
+	rs := records(t, &buf)
 	var acquire map[string]any
 	for _, r := range rs {
 		if r["msg"] == "scriptlock acquire" && r["lock"] == "contended" && r["level"] == "DEBUG" && r["attempts"].(float64) >= 2 {

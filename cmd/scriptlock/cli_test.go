@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scriptlock/scriptlock/internal/syncx"
+
 	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -267,7 +269,7 @@ func testWatch(t *testing.T, d *deployment) {
 	defer cancel()
 	const name = "watched"
 	wctx, stop := context.WithCancel(ctx)
-	var out, errOut syncBuffer
+	var out, errOut syncx.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(wctx, append([]string{"watch", "--json", "--interval", "10ms", name}, d.flags...), &out, &errOut)
@@ -445,7 +447,7 @@ func testLeader(t *testing.T, d *deployment) {
 	assert.Equal(t, name+": no leader\n", r.stdout)
 
 	wctx, stop := context.WithCancel(ctx)
-	var out, errOut syncBuffer
+	var out, errOut syncx.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(wctx, append([]string{"leader", "--watch", "--json", name}, d.flags...), &out, &errOut)

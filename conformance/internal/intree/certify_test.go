@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scriptlock/scriptlock/internal/syncx"
+
 	"github.com/scriptlock/scriptlock/conformance"
 	"github.com/scriptlock/scriptlock/conformance/internal/hooks"
 	"github.com/scriptlock/scriptlock/conformance/internal/intree/testdrivers"
@@ -313,7 +315,7 @@ func startTLSServer(t *testing.T, dir string, port int, ca, cert, key string) {
 		"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca, "--tls-auth-clients", "no",
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "",
 	}
-	var log syncBuffer
+	var log syncx.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &log, &log
 	require.NoError(t, cmd.Start(), "call: %s %s", bin, strings.Join(args, " "))

@@ -1,14 +1,14 @@
 package intree_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/scriptlock/scriptlock/internal/syncx"
 
 	"github.com/scriptlock/scriptlock/conformance"
 	"github.com/scriptlock/scriptlock/conformance/internal/hooks"
@@ -152,7 +152,7 @@ func startByHand(t *testing.T) *redisserver.Server {
 		} else {
 			args = append(args, "--rename-command", "DEBUG", "") // no enable-debug-command before 7.0
 		}
-		log := &syncBuffer{}
+		log := new(syncx.Buffer)
 		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = log, log
 		require.NoError(t, cmd.Start(), "call: %s %s", bin, strings.Join(args, " "))
@@ -193,23 +193,4 @@ func startByHand(t *testing.T) *redisserver.Server {
 		t.Fatalf("redis-server started by hand on %s does not answer after 10 s: %v\nits log:\n%s", addr, last, log.String())
 		return nil
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writes and the
-// test's read.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

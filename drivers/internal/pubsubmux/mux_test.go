@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/drivers/internal/subtest"
+	"github.com/scriptlock/scriptlock/internal/syncx"
+
 	"github.com/scriptlock/scriptlock/internal/leak"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -224,31 +225,31 @@ func TestPayload(t *testing.T) {
 			ctx := testCtx(t)
 			srv := &fakeServer{sharded: sharded}
 			m := New("test", srv)
-			var a, b subtest.Recorder
-			unA, err := m.Subscribe(ctx, "a", a.Record)
+			var a, b syncx.Log[string]
+			unA, err := m.Subscribe(ctx, "a", a.Add)
 			require.NoError(t, err)
-			unB, err := m.Subscribe(ctx, "a", b.Record)
+			unB, err := m.Subscribe(ctx, "a", b.Add)
 			require.NoError(t, err)
 
 			srv.publish("a", "1700000000123456")
 			srv.publish("a", "")
 			srv.publish("a", "x y\r\n")
 			want := []string{"1700000000123456", "", "x y\r\n"}
-			require.Eventually(t, func() bool { return len(a.Got()) == 3 && len(b.Got()) == 3 }, 5*time.Second, time.Millisecond)
-			assert.Equal(t, want, a.Got(), "each message's payload, in order")
-			assert.Equal(t, want, b.Got(), "the second subscriber of the channel")
+			require.Eventually(t, func() bool { return len(a.All()) == 3 && len(b.All()) == 3 }, 5*time.Second, time.Millisecond)
+			assert.Equal(t, want, a.All(), "each message's payload, in order")
+			assert.Equal(t, want, b.All(), "the second subscriber of the channel")
 
 			// A connection loss calls onMessage spuriously, with "".
 			srv.dropAll()
-			require.Eventually(t, func() bool { return len(a.Got()) >= 5 }, 5*time.Second, time.Millisecond,
+			require.Eventually(t, func() bool { return len(a.All()) >= 5 }, 5*time.Second, time.Millisecond,
 				"called after the loss and once subscribed anew")
-			for i, p := range a.Got()[3:] {
+			for i, p := range a.All()[3:] {
 				assert.Equal(t, "", p, "spurious call %d", i)
 			}
-			n := len(a.Got())
+			n := len(a.All())
 			srv.publish("a", "1700000000999999")
-			require.Eventually(t, func() bool { return len(a.Got()) == n+1 }, 5*time.Second, time.Millisecond)
-			assert.Equal(t, "1700000000999999", a.Got()[n], "the payload after the reconnection")
+			require.Eventually(t, func() bool { return len(a.All()) == n+1 }, 5*time.Second, time.Millisecond)
+			assert.Equal(t, "1700000000999999", a.All()[n], "the payload after the reconnection")
 			unA()
 			unB()
 		})

@@ -1,17 +1,18 @@
 // Package subtest holds the Subscriber checks the drivers' tests share:
-// Subscribe, which checks fan-out and unsubscribes;
-// Payloads, which publishes real messages and holds a driver's onMessage
-// calls to their payloads, and Recorder, which records them.
+// Subscribe, which checks fan-out and unsubscribes, and Payloads, which
+// publishes real messages and holds a driver's onMessage calls to their
+// payloads (recorded in a syncx.Log).
 //
 // Only tests import it.
 package subtest
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/scriptlock/scriptlock/internal/syncx"
 
 	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/require"
@@ -32,41 +33,20 @@ if type(r) == 'table' and r.err then
 end
 return r`
 
-// Recorder records the payloads an onMessage gets, safe for the driver's
-// goroutines.
-type Recorder struct {
-	mu  sync.Mutex
-	got []string
-}
-
-// Record is an onMessage that records payload.
-func (r *Recorder) Record(payload string) {
-	r.mu.Lock()
-	r.got = append(r.got, payload)
-	r.mu.Unlock()
-}
-
-// Got returns the payloads recorded so far, in order.
-func (r *Recorder) Got() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.got...)
-}
-
 // Payloads checks that onMessage gets each message's payload exactly as
 // published, in order, for every subscriber of the channel, and that a
 // channel's messages reach only its own subscribers. It unsubscribes all
 // it subscribed before it returns, so the caller can check for leaks.
 func Payloads(t *testing.T, ctx context.Context, s Driver) {
 	t.Helper()
-	var a1, a2, b Recorder
-	unA1, err := s.Subscribe(ctx, "payload{a}:wake", a1.Record)
+	var a1, a2, b syncx.Log[string]
+	unA1, err := s.Subscribe(ctx, "payload{a}:wake", a1.Add)
 	require.NoError(t, err)
 	defer unA1()
-	unA2, err := s.Subscribe(ctx, "payload{a}:wake", a2.Record)
+	unA2, err := s.Subscribe(ctx, "payload{a}:wake", a2.Add)
 	require.NoError(t, err)
 	defer unA2()
-	unB, err := s.Subscribe(ctx, "payload{b}:wake", b.Record)
+	unB, err := s.Subscribe(ctx, "payload{b}:wake", b.Add)
 	require.NoError(t, err)
 	defer unB()
 
@@ -79,11 +59,11 @@ func Payloads(t *testing.T, ctx context.Context, s Driver) {
 		publish("payload{a}:wake", payload)
 	}
 	publish("payload{b}:wake", "1700000000654321")
-	require.Eventually(t, func() bool { return len(a1.Got()) == len(want) && len(a2.Got()) == len(want) && len(b.Got()) == 1 },
-		5*time.Second, 5*time.Millisecond, "a1=%q a2=%q b=%q", a1.Got(), a2.Got(), b.Got())
-	require.Equal(t, want, a1.Got(), "a1's payloads")
-	require.Equal(t, want, a2.Got(), "a2's payloads")
-	require.Equal(t, []string{"1700000000654321"}, b.Got(), "b's payloads")
+	require.Eventually(t, func() bool { return len(a1.All()) == len(want) && len(a2.All()) == len(want) && len(b.All()) == 1 },
+		5*time.Second, 5*time.Millisecond, "a1=%q a2=%q b=%q", a1.All(), a2.All(), b.All())
+	require.Equal(t, want, a1.All(), "a1's payloads")
+	require.Equal(t, want, a2.All(), "a2's payloads")
+	require.Equal(t, []string{"1700000000654321"}, b.All(), "b's payloads")
 }
 
 // Subscribe checks Subscribe's fan-out on s: every subscriber of a channel
