@@ -89,8 +89,9 @@ func (h handWritten) Campaign(ctx context.Context, name string) (Unlocker, error
 func (h handWritten) Close() { h.end() }
 
 // Resign returns the scenario "op=resign/candidates=4": ElectCandidates
-// candidates (Electorate) campaign for one name with terms of TTL; n
-// times, the leader leads 5 ms and resigns, and it campaigns again once
+// candidates (Electorate) campaign for one name with terms of TTL; after
+// an untimed round in which each leads once, n times, the leader leads
+// 5 ms and resigns, and it campaigns again once
 // the next leader's Campaign returned. It reports elect-p50-ns,
 // elect-p99-ns and elect-max-ns: from the start of Resign to the next
 // leader's Campaign returning. Two leaders at once fail the run.
@@ -199,6 +200,21 @@ func elect(ctx context.Context, r *run, ttl time.Duration, crash bool) error {
 	leader, err := next()
 	if err != nil {
 		return err
+	}
+	// A warm-up round, untimed: each candidate leads once and resigns, so
+	// that the clients have made their connections (rueidis and valkey-go
+	// dial a second pipelining connection on the first command sent to it,
+	// at random) and loaded the scripts before the figures start.
+	for range ElectCandidates {
+		if err := leader.u.Unlock(ctx); err != nil {
+			return fmt.Errorf("resign, warming up: %w", err)
+		}
+		w, err := next()
+		if err != nil {
+			return err
+		}
+		campaign(leader.c)
+		leader = w
 	}
 	took := make([]time.Duration, 0, r.n)
 	r.resetTimer()
