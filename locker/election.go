@@ -81,10 +81,7 @@ type ElectionOptions struct {
 // are refreshed while the leader lives. It does not contact Redis. It fails
 // with ErrClosed, ErrInvalidName or ErrInvalidTTL, as NewMutex.
 func (c *Client) NewElection(name string, ttl time.Duration, opts *ElectionOptions) (*Election, error) {
-	var o ElectionOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := orZero(opts)
 	m, err := c.NewMutex(name, ttl, &MutexOptions{FIFO: !o.Barging, AutoRefresh: true})
 	if err != nil {
 		return nil, err

@@ -56,10 +56,7 @@ type MultiLock struct {
 // MaxNameLen), ErrInvalidTTL (outside [MinTTL, MaxTTL]) or ErrInvalidOption
 // (no name, or more than MaxMultiNames).
 func (c *Client) NewMultiLock(names []string, ttl time.Duration, opts *MultiLockOptions) (*MultiLock, error) {
-	var o MultiLockOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := orZero(opts)
 	if len(names) == 0 || len(names) > MaxMultiNames {
 		return nil, fmt.Errorf("%w: %d names, want 1 to %d", ErrInvalidOption, len(names), MaxMultiNames)
 	}

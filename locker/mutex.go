@@ -95,10 +95,7 @@ func (c *Client) newLockBase(name string, ttl time.Duration, owner string, reent
 // [MinTTL, MaxTTL]) or ErrInvalidOption (Reentrant without Owner, Owner
 // longer than MaxNameLen).
 func (c *Client) NewMutex(name string, ttl time.Duration, opts *MutexOptions) (*Mutex, error) {
-	var o MutexOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := orZero(opts)
 	b, err := c.newLockBase(name, ttl, o.Owner, o.Reentrant, o.AutoRefresh, o.StarvationThreshold)
 	if err != nil {
 		return nil, err

@@ -229,3 +229,12 @@ func validTTL(ttl time.Duration) (int64, error) {
 	}
 	return ttl.Milliseconds(), nil
 }
+
+// orZero returns *opts, or the zero options for nil.
+func orZero[T any](opts *T) T {
+	if opts == nil {
+		var zero T
+		return zero
+	}
+	return *opts
+}

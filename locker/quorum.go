@@ -77,10 +77,7 @@ type Quorum struct {
 // ErrClosed, ErrInvalidName or ErrInvalidTTL. One or two clients are
 // allowed but tolerate no failure; use an odd number, three or five.
 func NewQuorum(clients []*Client, name string, ttl time.Duration, opts *QuorumOptions) (*Quorum, error) {
-	var o QuorumOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := orZero(opts)
 	if len(clients) == 0 || len(clients) > MaxQuorumClients {
 		return nil, fmt.Errorf("%w: %d clients, want 1 to %d", ErrInvalidOption, len(clients), MaxQuorumClients)
 	}

@@ -127,10 +127,7 @@ type RWMutex struct {
 // [MinTTL, MaxTTL]) or ErrInvalidOption (Reentrant without Owner, Owner
 // longer than MaxNameLen).
 func (c *Client) NewRWMutex(name string, ttl time.Duration, opts *RWMutexOptions) (*RWMutex, error) {
-	var o RWMutexOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := orZero(opts)
 	b, err := c.newLockBase(name, ttl, o.Owner, o.Reentrant, o.AutoRefresh, o.StarvationThreshold)
 	if err != nil {
 		return nil, err

@@ -120,10 +120,7 @@ type Semaphore struct {
 // ErrInvalidTTL (outside [MinTTL, MaxTTL]) or ErrInvalidOption (permits
 // outside [1, MaxPermits]).
 func (c *Client) NewSemaphore(name string, permits int, ttl time.Duration, opts *SemaphoreOptions) (*Semaphore, error) {
-	var o SemaphoreOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := orZero(opts)
 	ms, err := c.validLock(name, ttl, "", false)
 	if err != nil {
 		return nil, err
