@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/scriptlock/scriptlock/internal/syncx"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

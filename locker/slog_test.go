@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/scriptlock/scriptlock/internal/syncx"
-
 	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/syncx"
-
 	"github.com/scriptlock/scriptlock/conformance"
 	"github.com/scriptlock/scriptlock/conformance/internal/hooks"
 	"github.com/scriptlock/scriptlock/conformance/internal/intree/testdrivers"
 	"github.com/scriptlock/scriptlock/internal/redisserver"
+	"github.com/scriptlock/scriptlock/internal/syncx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scriptlock/scriptlock/internal/syncx"
-
 	"github.com/scriptlock/scriptlock/internal/leak"
+	"github.com/scriptlock/scriptlock/internal/syncx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/scriptlock/scriptlock/internal/syncx"
-
 	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/require"
 )
