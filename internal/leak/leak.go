@@ -19,9 +19,11 @@ import (
 
 // Stacks returns the stack of every goroutine, the caller's first, as
 // runtime.Stack prints them ("goroutine N [state]:", the frames, and
-// "created by F in goroutine M").
+// "created by F in goroutine M"). Each runtime.Stack call stops the world,
+// and the conformance suite polls this while many goroutines run: the
+// buffer starts at 1 MiB, so that one call is usually enough.
 func Stacks() []string {
-	buf := make([]byte, 1<<16)
+	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
