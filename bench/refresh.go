@@ -189,28 +189,24 @@ func refresh(ctx context.Context, r *run, leases int, ttl time.Duration) (err er
 // first error; after one, the workers stop taking new indexes.
 func forEach(n int, f func(i int) error) error {
 	var (
-		next    atomic.Int64
-		failed  atomic.Bool
-		errOnce sync.Once
-		first   error
-		wg      sync.WaitGroup
+		next atomic.Int64
+		cr   crew // no context of its own: f's calls use their caller's
 	)
 	for range min(refreshWorkers, n) {
-		wg.Go(func() {
-			for !failed.Load() {
+		cr.wg.Go(func() {
+			for !cr.failed.Load() {
 				i := int(next.Add(1)) - 1
 				if i >= n {
 					return
 				}
 				if err := f(i); err != nil {
-					errOnce.Do(func() { first = err })
-					failed.Store(true)
+					cr.fail(err)
 				}
 			}
 		})
 	}
-	wg.Wait()
-	return first
+	cr.wg.Wait()
+	return cr.err
 }
 
 // releaseAll unlocks every lease that was acquired (nil entries are
