@@ -23,7 +23,7 @@ var electionCases = []testCase{
 	},
 	{
 		name:  "Election/ResignHandsOver",
-		rule:  "Resign hands leadership to the waiting candidate: its Campaign returns soon after (timing), with a higher term, and Leader reports it.",
+		rule:  "Resign hands leadership to the waiting candidate in its own call: Leader reports that candidate, with a higher term, as soon as Resign returns, and its Campaign returns soon after (timing) with that term.",
 		check: checkElectionResignHandsOver,
 	},
 	{
@@ -53,7 +53,7 @@ var electionCases = []testCase{
 	},
 	{
 		name:      "Election/Outcome/Campaign",
-		rule:      "A Campaign whose acquire reply is lost is retried and leads, and once it resigns another candidate leads at once (the lost call's hold was dropped); one held back past its clean-up is refused ({0, 0}) when it reaches Redis; one delayed past its context, or whose proclaim is, returns promptly with the context's error. After each failed Campaign, Leader reports no leader and another candidate leads at once.",
+		rule:      "A Campaign whose acquire reply is lost is retried and leads, and once it resigns another candidate leads at once (the lost call's hold was dropped); one held back past its clean-up is refused ({0, 0}) when it reaches Redis; one delayed past its context returns promptly with the context's error. After each failed Campaign, Leader reports no leader and another candidate leads at once.",
 		check:     checkElectionCampaignOutcome,
 		exclusive: "bounds how soon a call returns after its context ended (300 ms)",
 	},
@@ -180,14 +180,14 @@ func checkElectionResignHandsOver(t *testing.T, e *env) {
 	}, 10*time.Second, "call: Inspect: b queued behind a")
 	resigned := time.Now()
 	require.NoError(t, a.Resign(e.ctx), "call: a.Resign")
+	l, err := a.Leader(e.ctx)
+	require.NoError(t, err, "call: Leader as a's Resign returns")
+	assert.Equal(t, "b", l.Value, "call: Leader().Value as a's Resign returns")
+	assert.Greater(t, l.Term, ta.Fence(), "call: Leader().Term as a's Resign returns: b's, after a's")
 	r := arrive(t, e, got, 5*time.Second, "b's Campaign after a's Resign")
 	took := time.Since(resigned)
 	require.NoError(t, r.err, "call: b.Campaign")
-	assert.Greater(t, r.t.Fence(), ta.Fence(), "call: b's term number after a's")
-	l, err := a.Leader(e.ctx)
-	require.NoError(t, err, "call: Leader after the hand-over")
-	assert.Equal(t, r.t.Fence(), l.Term, "call: Leader().Term")
-	assert.Equal(t, "b", l.Value, "call: Leader().Value")
+	assert.Equal(t, l.Term, r.t.Fence(), "call: b's term number")
 	assert.False(t, ta.Valid(), "call: a's term after Resign: Valid")
 	e.within(t, "b's Campaign returning after a's Resign", took, 500*time.Millisecond)
 	require.NoError(t, b.Resign(e.ctx), "call: b.Resign")
@@ -446,7 +446,7 @@ func checkElectionCampaignOutcome(t *testing.T, e *env) {
 	other := e.election(e.client(nil), "campaign", outcomeTTL)
 	key := e.client(nil).Key("campaign")
 
-	a := f.lose("acquire", 1).onKey(key)
+	a := f.lose("elect_acquire", 1).onKey(key)
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	term, err := el.Campaign(ctx, "lost")
 	cancel()
@@ -461,7 +461,7 @@ func checkElectionCampaignOutcome(t *testing.T, e *env) {
 	awaitNoLeader(t, e, other, "lost")
 
 	ctx, cancel = context.WithCancel(e.ctx)
-	a = f.holdBack("acquire", 1, cancel).onKey(key)
+	a = f.holdBack("elect_acquire", 1, cancel).onKey(key)
 	since := f.answeredOn(key, cleanupScripts...)
 	_, err = el.Campaign(ctx, "late")
 	cancel()
@@ -474,16 +474,13 @@ func checkElectionCampaignOutcome(t *testing.T, e *env) {
 	assert.Equal(t, []any{int64(0), int64(0)}, r.r, "late: the held acquire call is refused ({0, 0}): it was abandoned")
 	awaitNoLeader(t, e, other, "late")
 
-	for _, script := range []string{"acquire", "elect_proclaim"} {
-		what := "delayed " + script
-		if !e.pastContext(t, f, script, key, what+": call: Campaign", func(ctx context.Context) error {
-			_, err := el.Campaign(ctx, "delayed")
-			return err
-		}) {
-			return
-		}
-		awaitNoLeader(t, e, other, what)
+	if !e.pastContext(t, f, "elect_acquire", key, "delayed: call: Campaign", func(ctx context.Context) error {
+		_, err := el.Campaign(ctx, "delayed")
+		return err
+	}) {
+		return
 	}
+	awaitNoLeader(t, e, other, "delayed")
 }
 
 // awaitNoLeader checks that a failed or resigned Campaign left nothing

@@ -10,10 +10,11 @@ import (
 )
 
 // ErrNoLeader is returned by Election.Leader when no candidate leads: the
-// lock is free, or its holder has not proclaimed its value yet.
+// lock is free.
 var ErrNoLeader = errors.New("locker: no leader")
 
 var (
+	scriptElectAcquire  = mustScript("elect_acquire")
 	scriptElectRelease  = mustScript("elect_release")
 	scriptElectExtend   = mustScript("elect_extend")
 	scriptElectProclaim = mustScript("elect_proclaim")
@@ -21,31 +22,43 @@ var (
 )
 
 // electOps act on terms: a term's extend keeps its leader record alive,
-// its release drops it.
+// its release drops it, or records the candidate it hands the name to.
 var electOps = &leaseOps{release: scriptElectRelease, extend: scriptElectExtend, pttl: scriptPTTL, keys: 4}
 
 // Election elects one leader per name among the candidates of every
 // Client: the candidate holding the name's FIFO, auto-refreshed Mutex
-// leads, and its term is that lease. Campaign waits in line for the lock,
-// then proclaims the candidate's value in a leader record kept beside the
-// lock (<prefix>{<name>}:leader), which lives exactly as long as the term.
-// A term's number is the lock's fence: it increases with every term of the
-// name, across expiries. Resign releases the lock, which hands it to the
-// next candidate in the same call; that candidate proclaims at once, and
-// the proclaim notifies observers on the channel named like the record.
-// Leader reads the lock and the record together and ignores a record of an
-// earlier term, so a deposed leader is never reported.
+// leads, and its term is that lease. A term's number is the lock's fence:
+// it increases with every term of the name, across expiries.
+//
+// The leader's value lives in a record beside the lock
+// (<prefix>{<name>}:leader), which lives exactly as long as the term, and
+// the call that grants the lock writes it: Campaign's acquire when it is
+// granted, and, when a Resign hands the lock to the next candidate in line,
+// that Resign, from the value the candidate left when it queued (the lock
+// goes to a waiter in the same call, see Mutex). Either call tells the
+// observers, on the channel named like the record, so a new leader is known
+// the moment it leads, and a hand-over costs one round trip. Leader reads
+// the lock and the record together and ignores a record of an earlier term,
+// so a deposed leader is never reported.
 //
 // An Election campaigns for one term at a time; its methods are safe for
 // concurrent use.
 type Election struct {
 	m       *Mutex
 	ttl     time.Duration
-	keys    []string // lock hash, leader record
+	keys    []string // lock hash, leader record, candidates' values
+	acquire []string // elect_acquire.lua's keys
 	channel string   // the observers' channel
 
 	mu   sync.Mutex
 	term *Term // the current term of this Election, or nil
+}
+
+// campaign is what one Campaign's attempts add to the acquire's: the keys
+// and the candidate's value (see elect_acquire.lua).
+type campaign struct {
+	keys           []string
+	value, channel string
 }
 
 // Term is one candidate's time as leader: what Campaign returns. Its
@@ -60,7 +73,7 @@ type Term struct {
 }
 
 // Leader is what Election.Leader and Observe report: the leader's value,
-// its term number and when it was first proclaimed (server time).
+// its term number and when the term began (server time).
 type Leader struct {
 	Value string
 	Term  int64
@@ -87,17 +100,20 @@ func (c *Client) NewElection(name string, ttl time.Duration, opts *ElectionOptio
 		return nil, err
 	}
 	k := c.Key(name)
-	m.ops, m.leaseKeys = electOps, []string{k, k + ":q", k + ":qx", k + ":leader"}
-	return &Election{m: m, ttl: ttl, keys: []string{k, k + ":leader"}, channel: k + ":leader"}, nil
+	m.ops, m.leaseKeys = electOps, []string{k, k + ":q", k + ":qx", k + ":leader", k + ":cand"}
+	return &Election{
+		m: m, ttl: ttl, channel: k + ":leader",
+		keys:    []string{k, k + ":leader", k + ":cand"},
+		acquire: append(m.keys[:4:4], k+":leader", k+":cand"),
+	}, nil
 }
 
 // Name returns the election's name.
 func (e *Election) Name() string { return e.m.name }
 
-// Campaign blocks until this candidate leads, in arrival order, then
-// proclaims value and returns the term. While this Election leads it
-// returns the current term. It fails as Mutex.Lock; a grant whose proclaim
-// fails is resigned (in the background when the outcome is unknown).
+// Campaign blocks until this candidate leads, in arrival order, with value
+// as the leader's value, and returns the term. While this Election leads
+// it returns the current term. It fails as Mutex.Lock.
 func (e *Election) Campaign(ctx context.Context, value string) (*Term, error) {
 	e.mu.Lock()
 	if t := e.term; t != nil && t.l.Valid() {
@@ -105,17 +121,13 @@ func (e *Election) Campaign(ctx context.Context, value string) (*Term, error) {
 		return t, nil
 	}
 	e.mu.Unlock()
-	l, err := e.m.Lock(ctx)
+	m := *e.m
+	m.campaign = &campaign{keys: e.acquire, value: value, channel: e.channel}
+	l, err := m.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t := &Term{e: e, l: l}
-	if err := t.proclaim(ctx, value); err != nil {
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTry)
-		defer cancel()
-		_ = l.Unlock(uctx)
-		return nil, err
-	}
+	t := &Term{e: e, l: l, value: value}
 	e.mu.Lock()
 	e.term = t
 	e.mu.Unlock()
@@ -179,17 +191,16 @@ func (e *Election) leader(r any) (Leader, error) {
 	if st, _ := v[0].(int64); st == 0 && len(v) == 1 {
 		return Leader{}, fmt.Errorf("%w: %q", ErrNoLeader, e.m.name)
 	}
-	if len(v) != 5 {
+	if len(v) != 4 {
 		return Leader{}, fmt.Errorf("%w: %s: got %#v", ErrUnexpectedReply, scriptElectLeader.name, r)
 	}
 	term, ok1 := v[1].(int64)
 	value, ok2 := v[2].(string)
-	since, ok3 := v[3].(int64)
-	n, ok4 := v[4].(int64)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
+	n, ok3 := v[3].(int64)
+	if !ok1 || !ok2 || !ok3 {
 		return Leader{}, fmt.Errorf("%w: %s: got %#v", ErrUnexpectedReply, scriptElectLeader.name, r)
 	}
-	return Leader{Value: value, Term: term, Since: time.UnixMilli(since), n: n}, nil
+	return Leader{Value: value, Term: term, Since: time.UnixMicro(term), n: n}, nil
 }
 
 // Observe streams the leader: the current one first, then each change (a

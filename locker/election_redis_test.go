@@ -3,10 +3,12 @@ package locker_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/scriptlock/scriptlock/internal/syncx"
 	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,6 +91,71 @@ func TestElectionCampaignResign(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), n, "the leader record after the last Resign: it goes with its term")
 	require.NoError(t, b.Resign(ctx), "Resign without a term")
+}
+
+// TestElectionHandOverRecordsNext checks that the Resign that hands the
+// lock to a waiting candidate records it as leader, from the value it left
+// when it queued: Leader reports it as soon as Resign returns, and its
+// Campaign proclaims nothing.
+func TestElectionHandOverRecordsNext(t *testing.T) {
+	env := newRedisEnv(t)
+	ctx := env.ctx
+	var calls syncx.Log[string]
+	a := newElection(t, env.client(nil), "next", 10*time.Second)
+	b := newElection(t, env.client(func(s locker.Scripter) locker.Scripter { return namedCalls{s, &calls} }), "next", 10*time.Second)
+	ta, err := a.Campaign(ctx, "a")
+	require.NoError(t, err)
+	got := make(chan *locker.Term, 1)
+	go func() {
+		tb, err := b.Campaign(ctx, "b")
+		assert.NoError(t, err)
+		got <- tb
+	}()
+	cand := env.prefix + "{next}:cand"
+	require.Eventually(t, func() bool { return len(env.hash(cand)) == 1 }, 5*time.Second, time.Millisecond, "b's value, left as it queued")
+	for _, v := range env.hash(cand) {
+		assert.True(t, strings.HasSuffix(v, ":b"), "the candidate's entry %q: <expiry>:<value>", v)
+	}
+
+	require.NoError(t, a.Resign(ctx))
+	l, err := a.Leader(ctx)
+	require.NoError(t, err, "Leader as Resign returns")
+	assert.Equal(t, "b", l.Value, "Leader as Resign returns")
+	assert.Greater(t, l.Term, ta.Fence())
+	assert.Empty(t, env.hash(cand), "the candidates' values once the last one leads")
+	tb := <-got
+	require.NotNil(t, tb)
+	assert.Equal(t, l.Term, tb.Fence(), "b's term")
+	assert.Equal(t, "b", tb.Value())
+	assert.NotContains(t, calls.All(), "elect_proclaim", "b's Campaign: its value was recorded by the hand-over")
+
+	// A lock handed over by a clean-up (no release) has no record of its
+	// term yet: Leader and Inspect read the holder's value as a candidate.
+	owner := env.hash(env.prefix + "{next}")["owner"]
+	env.do("DEL", env.prefix+"{next}:leader")
+	env.do("HSET", cand, owner, "1:b as a candidate")
+	l, err = a.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, locker.Leader{Value: "b as a candidate", Term: tb.Fence(), Since: time.UnixMicro(tb.Fence())}, l, "Leader from the candidate's value")
+	st, err := env.client(nil).Inspect(ctx, "next")
+	require.NoError(t, err)
+	assert.Equal(t, locker.ElectionState{Term: tb.Fence(), Leader: "b as a candidate", Since: l.Since}, st.Election, "Inspect().Election")
+	require.NoError(t, b.Proclaim(ctx, "b2"))
+	l, err = a.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "b2", l.Value, "Proclaim writes the record")
+	require.NoError(t, b.Resign(ctx))
+}
+
+// namedCalls is a Scripter that logs the name of each script it runs.
+type namedCalls struct {
+	locker.Scripter
+	log *syncx.Log[string]
+}
+
+func (n namedCalls) EvalSha(ctx context.Context, sha string, keys, args []string) (any, error) {
+	n.log.Add(locker.ScriptName(sha))
+	return n.Scripter.EvalSha(ctx, sha, keys, args)
 }
 
 func TestElectionTermRefreshed(t *testing.T) {

@@ -50,12 +50,12 @@ type LockState struct {
 // ElectionState is the leader of an Election: its term is the Mutex's
 // grant, and the candidates waiting are the Mutex's Queue.
 type ElectionState struct {
-	// Term is the leader's term number (Mutex.Fence), 0 when no leader
-	// has proclaimed its value in the current term.
+	// Term is the leader's term number (Mutex.Fence), 0 when the mutex
+	// is free or its holder is no candidate.
 	Term int64
 	// Leader is the leader's value.
 	Leader string
-	// Since is when the term was first proclaimed (server time).
+	// Since is when the term began (server time).
 	Since time.Time
 }
 
@@ -183,7 +183,7 @@ func (c *Client) Inspect(ctx context.Context, name string) (LockState, error) {
 		return LockState{}, fmt.Errorf("locker: inspect %q: %w", name, err)
 	}
 	k := c.Key(name)
-	keys := []string{k, k + ":q", k + ":qx", k + ":rw", k + ":sem", k + ":semz", k + ":leader"}
+	keys := []string{k, k + ":q", k + ":qx", k + ":rw", k + ":sem", k + ":semz", k + ":leader", k + ":cand"}
 	args := []string{strconv.Itoa(FingerprintLen), strconv.Itoa(MaxInspectHolders)}
 	r, _, err := c.retryTransient(ctx, scriptInspect, func() (any, error) {
 		return c.run(ctx, scriptInspect, keys, args)
@@ -197,8 +197,8 @@ func (c *Client) Inspect(ctx context.Context, name string) (LockState, error) {
 // decodeState decodes inspect.lua's reply.
 func decodeState(name string, r any) (LockState, error) {
 	a, ok := r.([]any)
-	if !ok || len(a) != 28 {
-		return LockState{}, fmt.Errorf("%w: inspect: got %#v, want an array of 28", ErrUnexpectedReply, r)
+	if !ok || len(a) != 27 {
+		return LockState{}, fmt.Errorf("%w: inspect: got %#v, want an array of 27", ErrUnexpectedReply, r)
 	}
 	var d stateReader
 	n := func(i int) int64 { return d.num(a, i) }
@@ -226,7 +226,7 @@ func decodeState(name string, r any) (LockState, error) {
 	}
 	if term := n(26); term != 0 {
 		leader, _ := a[25].(string)
-		st.Election = ElectionState{Term: term, Leader: leader, Since: time.UnixMilli(n(27))}
+		st.Election = ElectionState{Term: term, Leader: leader, Since: time.UnixMicro(term)}
 	}
 	st.Semaphore.Holders = d.holders(a[22])
 	if d.bad != nil {

@@ -88,14 +88,17 @@ type Lease struct {
 
 // grant is what an acquire script granted: the lease's identity.
 type grant struct {
-	ops    *leaseOps
-	name   string
-	keys   []string
-	wake   string
-	owner  string
-	hold   string
-	fence  int64
-	single bool
+	ops  *leaseOps
+	name string
+	keys []string
+	wake string
+	// observers is an Election's observers' channel, which its terms'
+	// release takes after the wake channel ("" for any other lock)
+	observers string
+	owner     string
+	hold      string
+	fence     int64
+	single    bool
 }
 
 // newLease makes the lease of a grant by a call that started at start and
@@ -136,7 +139,7 @@ func (c *Client) initPart(l *Lease, g grant, start time.Time, ttlMS int64) {
 		owner: g.owner, hold: g.hold, fence: g.fence, single: g.single, start: start,
 		validUntil: c.validity(start, ttlMS), ttlMS: ttlMS,
 	}
-	l.args = [7]string{l.owner, l.hold, l.singleArg(), l.wake}
+	l.args = [7]string{l.owner, l.hold, l.singleArg(), l.wake, g.observers}
 }
 
 // Name returns the name of the lock this lease holds.
@@ -403,9 +406,13 @@ func (l *Lease) drop() {
 }
 
 // releaseArgs are the release script's ARGV: owner, hold, singleArg,
-// wake. They are made once, with the lease (an Unlock then allocates no
-// argument list), and never modified: every release call shares them.
+// wake (and an Election's observers' channel). They are made once, with
+// the lease (an Unlock then allocates no argument list), and never
+// modified: every release call shares them.
 func (l *Lease) releaseArgs() []string {
+	if l.args[4] != "" {
+		return l.args[:5:5]
+	}
 	return l.args[:4:4]
 }
 

@@ -60,6 +60,9 @@ type Mutex struct {
 	// it grants (an Election's terms); otherwise mutexOps and keys.
 	ops       *leaseOps
 	leaseKeys []string
+	// campaign, set on the copy of an Election's Mutex that one Campaign
+	// locks, makes each attempt a candidate's (elect_acquire.lua).
+	campaign *campaign
 }
 
 // lockBase is what a Mutex and an RWMutex are made of: a name on a Client
@@ -366,7 +369,13 @@ func (m *Mutex) attempt(ctx context.Context, spare **Lease, start time.Time, wai
 		q = strconv.FormatInt(qttl, 10)
 	}
 	nl.args = [7]string{m.owner, id, m.ttlArg, q, waiter, m.wake, w}
-	r, err := m.c.run(ctx, scriptAcquire, m.keys, nl.args[:7:7])
+	var r any
+	var err error
+	if cp := m.campaign; cp != nil {
+		r, err = m.c.run(ctx, scriptElectAcquire, cp.keys, append(nl.args[:7:7], cp.value, cp.channel))
+	} else {
+		r, err = m.c.run(ctx, scriptAcquire, m.keys, nl.args[:7:7])
+	}
 	var v [3]int64
 	if err == nil {
 		v, err = replyAcquire(r)
@@ -432,15 +441,15 @@ func takeSpare(spare **Lease) *Lease {
 // lease makes nl the lease of a grant of this mutex to owner, its hold
 // named hold, valid from start.
 func (m *Mutex) lease(nl *Lease, start time.Time, owner, hold string, fence int64) (*Lease, error) {
-	ops, keys := mutexOps, m.keys[:1]
+	ops, keys, observers := mutexOps, m.keys[:1], ""
 	switch {
 	case m.ops != nil:
-		ops, keys = m.ops, m.leaseKeys
+		ops, keys, observers = m.ops, m.leaseKeys, m.leaseKeys[3] // the record; the channel is named alike
 	case m.fifo:
 		keys = m.keys[:3] // the release hands the lock to the queue's head
 	}
 	return m.c.newLeaseIn(nl, grant{
-		ops: ops, name: m.name, keys: keys, wake: m.wake,
+		ops: ops, name: m.name, keys: keys, wake: m.wake, observers: observers,
 		owner: owner, hold: hold, fence: fence, single: m.owner != "" && !m.reentrant,
 	}, start, m.ttlMS, m.refresh)
 }

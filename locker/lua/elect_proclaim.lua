@@ -3,8 +3,8 @@
 --
 -- KEYS[1]  lock hash       <prefix>{<name>}
 -- KEYS[2]  leader record   <prefix>{<name>}:leader, a hash: 'fence' (the
---          term), 'hold', 'value', 'n' (the proclaim number), 'since'
---          (server ms when the term was first proclaimed); it expires
+--          term), 'hold', 'value', 'n' (the proclaim number: 0 for the
+--          value the term began with, see elect_acquire.lua); it expires
 --          with the lock (see elect_extend.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  hold id
@@ -27,9 +27,8 @@ end
 if not f[2] then
   return 0
 end
-local r = redis.call('HMGET', KEYS[2], 'fence', 'n', 'since')
+local r = redis.call('HMGET', KEYS[2], 'fence', 'n')
 local n = tonumber(ARGV[4])
-local since = r[3]
 if r[1] == f[3] then
   if tonumber(r[2]) > n then
     return 2
@@ -37,11 +36,8 @@ if r[1] == f[3] then
   if tonumber(r[2]) == n then
     return 1
   end
-else
-  local t = redis.call('TIME')
-  since = tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 end
-redis.call('HSET', KEYS[2], 'fence', f[3], 'hold', ARGV[2], 'value', ARGV[3], 'n', ARGV[4], 'since', since)
+redis.call('HSET', KEYS[2], 'fence', f[3], 'hold', ARGV[2], 'value', ARGV[3], 'n', ARGV[4])
 redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]))
 
 -- @include shared_prelude.lua

@@ -11,10 +11,11 @@
 -- KEYS[6]  semaphore set   <prefix>{<name>}:semz (waiters 'a:<id>' by arrival,
 --                          below 0)
 -- KEYS[7]  leader record   <prefix>{<name>}:leader (see elect_proclaim.lua)
+-- KEYS[8]  candidates      <prefix>{<name>}:cand (see elect_acquire.lua)
 -- ARGV[1]  fingerprint length in hex digits (of redis.sha1hex of a token)
 -- ARGV[2]  most semaphore holders to list
 --
--- Reply: an array of 28 integers, strings and one array, in this order:
+-- Reply: an array of 27 integers, strings and one array, in this order:
 --   1 server time in µs (TIME)
 --   mutex:  2 held (1/0), 3 fence, 4 pttl ms, 5 holds ('h:' fields),
 --           6 owner fingerprint ('' when free),
@@ -36,8 +37,8 @@
 --           waiter id; '' when none): the one the next release hands the
 --           lock to
 --   election: 26 the leader's value, 27 its term (the mutex fence; 0
---           when no holder of the mutex has proclaimed), 28 the server
---           ms its term was first proclaimed
+--           when the holder of the mutex is no leader: see
+--           elect_leader.lua)
 -- Tokens and ids never leave Redis: only the first ARGV[1] hex digits of
 -- their SHA-1. Queue entries, holds and intents whose expiry (server time)
 -- has passed are not counted; a mutex hash has no expired holds (its key
@@ -188,16 +189,20 @@ do
   end
 end
 
--- The election: the record of the mutex's current term only.
-local leader, term, since = '', 0, 0
+-- The election: the record of the mutex's current term, or its holder's
+-- value as a candidate (as elect_leader.lua reads them).
+local leader, term = '', 0
 if held == 1 then
-  local r = redis.call('HMGET', KEYS[7], 'fence', 'value', 'since')
+  local r = redis.call('HMGET', KEYS[7], 'fence', 'value')
+  local cand = owner and redis.call('HGET', KEYS[8], owner)
   if tonumber(r[1]) == fence then
-    leader, term, since = r[2], fence, tonumber(r[3])
+    leader, term = r[2], fence
+  elseif cand then
+    leader, term = string.sub(cand, string.find(cand, ':', 1, true) + 1), fence
   end
 end
 
 return {micros, held, fence, pttl, holds, fp(owner), queued, fp(head),
   readers, rpttl, writes, wpttl, fp(writer), intents, wfence, distinct,
   limit, limitSet, permits, semHolds, waiting, fp(semHead), holders,
-  starving, fp(starvingHead), leader, term, since}
+  starving, fp(starvingHead), leader, term}
