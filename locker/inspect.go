@@ -50,8 +50,8 @@ type LockState struct {
 // ElectionState is the leader of an Election: its term is the Mutex's
 // grant, and the candidates waiting are the Mutex's Queue.
 type ElectionState struct {
-	// Term is the leader's term number (Mutex.Fence), 0 when the mutex
-	// is free or its holder is no candidate.
+	// Term is the leader's term number (Mutex.Fence), 0 when nobody
+	// leads (see Election.Leader).
 	Term int64
 	// Leader is the leader's value.
 	Leader string
