@@ -39,7 +39,9 @@ var electOps = &leaseOps{release: scriptElectRelease, extend: scriptElectExtend,
 // observers, on the channel named like the record, so a new leader is known
 // the moment it leads, and a hand-over costs one round trip. Leader reads
 // the lock and the record together and ignores a record of an earlier term,
-// so a deposed leader is never reported.
+// so a deposed leader is never reported. A Campaign whose outcome is
+// unknown is cleaned up as Mutex.Lock's is: until then Leader may report
+// the term its call was granted.
 //
 // An Election campaigns for one term at a time; its methods are safe for
 // concurrent use.

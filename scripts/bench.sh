@@ -470,93 +470,62 @@ bs() {
 	echo
 	"$tmp/benchstat" -table '' "$@" || echo "(benchstat failed: exit $?)"
 }
+
+# table prints one table, its title and then bs's output for the rest of
+# the arguments, when any raw file among them has a row (a run that left
+# out its rows, such as a BENCH_FILTER or a short mode, has no table).
+table() {
+	local title=$1 a
+	shift
+	for a in "$@"; do
+		if [[ $a == "$out"/* ]] && grep -q "^Benchmark" "$a" 2>/dev/null; then
+			echo "### $title"
+			echo
+			bs "$@"
+			echo
+			return
+		fi
+	done
+}
 {
 	echo "# scriptlock benchmarks: scripts/bench.sh, $(sed -n 's/^date: //p' "$out/env.txt"), $mode mode ($passes passes x $benchtime), on $(nproc 2>/dev/null || echo ?) cores ($(sed -n 's/^Model name: *//p' "$out/env.txt" | head -1)), redis-server $(redis_version); $(go version | cut -d' ' -f3)"
 	echo
-	echo "### (a) drivers side by side: scriptlock and raw, one column per driver (op=refresh: see (e))"
-	echo
-	bs -filter '/lib:(scriptlock OR raw) -/op:(refresh OR rw-readers OR semaphore OR sem-holders OR multi)' -col /driver "$out/main.txt"
-	echo
-	echo "### (a2) scriptlock vs the raw reference on the same driver"
-	echo
-	bs -filter '/lib:(scriptlock OR raw) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore OR sem-holders OR multi)' -col /lib "$out/main.txt"
-	echo
-	echo "### (b) scriptlock vs peers on the same client library, uncontended (valkey-go has no peer; on redigo, redsync only)"
-	echo
-	bs -filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore OR sem-holders OR multi) -/driver:valkeygo' -col /lib "$out/main.txt" "$out/peers.txt"
-	echo
-	echo "### (c) contended, 8 goroutines holding 1 ms: every lib and driver (compare rows)"
-	echo
-	bs -filter '/op:contended /clients:8 /hold:1ms' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
-	echo
-	echo "### (c3) contended, 8 goroutines holding 100 µs (short holds: where barging pays and starving hurts least)"
-	echo
-	bs -filter '/op:contended /clients:8 /hold:100us' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
-	echo
-	echo "### (c2) how cost grows with the number of waiters (go-redis): default mode with 256, FIFO with a queue of 500 (script calls and server cost per grant)"
-	echo
-	bs -filter '/op:contended -/clients:8' -row /lib,/driver,/clients -col /op "$out/main.txt"
-	echo
-	echo "### (d) read-write lock, 16 goroutines, 90% reads: scriptlock per driver and sync.RWMutex (no peer has one)"
-	echo
-	bs -filter '/op:rw' -row /lib,/driver -col /op "$out/main.txt"
-	echo
-	echo "### (d3) counting semaphore, 4 permits: one client (uncontended Acquire+Unlock) and 16 goroutines holding 1 ms; scriptlock per driver and a buffered channel in-process (no Go peer has one)"
-	echo
-	bs -filter '/op:semaphore' -row /lib,/driver,/clients -col /op "$out/main.txt"
-	echo
-	echo "### (d4) how a semaphore's cost grows with its holders (go-redis): Acquire(1)+Unlock with 10 and with 1,000 permits held (script-us/op per pair)"
-	echo
-	bs -filter '/op:sem-holders' -row /lib,/driver,/holders -col /op "$out/main.txt"
-	echo
-	echo "### (d5) a MultiLock over 3 names, uncontended Lock+Unlock, per driver (compare with lock-unlock/clients=1 in (a))"
-	echo
-	bs -filter '/op:multi' -row /lib,/driver -col /op "$out/main.txt"
-	echo
-	echo "### (d2) how cost grows with the readers holding a read-write lock (go-redis): RLock+Unlock with 10 and with 1,000 readers held (script-us/op per pair)"
-	echo
-	bs -filter '/op:rw-readers' -row /lib,/driver,/readers -col /op "$out/main.txt"
-	echo
-	echo "### (e) auto-refresh of 10,000 leases (TTL 1s, refreshed every 333ms; ns/op is the window per round, by construction)"
-	echo
-	bs -filter '/op:refresh' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
-	echo
-	if [[ -s "$out/hold.txt" ]]; then
-		echo "### (e2) 50,000 auto-refreshed leases (TTL 2s, refreshed every 667ms) held for 90 rounds, a minute, once (go-redis; one lost lease fails the row)"
-		echo
-		bs -row /lib,/driver -col /op "$out/hold.txt"
-		echo
-	fi
-	if [[ -s "$out/rtt.txt" ]]; then
-		echo "### (f) over a simulated network: clients behind a proxy adding 250 µs each way (net-rtt-us: the round trip measured), scriptlock vs raw"
-		echo
-		bs -col /lib "$out/rtt.txt"
-		echo
-	fi
-	if [[ -s "$out/cluster.txt" ]]; then
-		echo "### (g) a 3-master Redis Cluster: scriptlock per driver (64 clients: 64 lock names over the masters; server cost summed over them)"
-		echo
-		bs -col /driver "$out/cluster.txt"
-		echo
-	fi
-	if [[ -s "$out/ack.txt" ]]; then
-		echo "### (h) acknowledged grants (Options.Ack, 1 replica: WAIT after every writing script call) on a 3-master Cluster with replicas: scriptlock per driver, ack=1 vs ack=0 (waits/op, wait-us/op: WAIT calls and their time; server cost summed over the masters)"
-		echo
-		bs -col '/ack@(0 1)' "$out/ack.txt"
-		echo
-	fi
-	if [[ -s "$out/elect.txt" ]]; then
-		echo "### (k) leader election, 4 candidates: from a Resign, and from the leader's crash (terms of 200 ms), to the next leader's Campaign returning (elect-p50-ns, elect-p99-ns); scriptlock's Election per driver vs each peer's lock as its users write an election (waiting in Lock at the library's default retry)"
-		echo
-		bs -row /lib,/driver -col /op "$out/elect.txt"
-		echo
-	fi
-	if [[ -s "$out/quorum.txt" ]]; then
-		echo "### (i) Quorum over 3 standalone servers vs a single-server Mutex: scriptlock per driver (server cost summed over the three)"
-		echo
-		bs -col '/lock@(mutex quorum)' "$out/quorum.txt"
-		echo
-	fi
+	table "(a) drivers side by side: scriptlock and raw, one column per driver (op=refresh: see (e))" \
+		-filter '/lib:(scriptlock OR raw) -/op:(refresh OR rw-readers OR semaphore OR sem-holders OR multi)' -col /driver "$out/main.txt"
+	table "(a2) scriptlock vs the raw reference on the same driver" \
+		-filter '/lib:(scriptlock OR raw) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore OR sem-holders OR multi)' -col /lib "$out/main.txt"
+	table "(b) scriptlock vs peers on the same client library, uncontended (valkey-go has no peer; on redigo, redsync only)" \
+		-filter '-/lib:(raw OR syncmutex OR scriptlock-fifo) -/op:(contended OR rw OR rw-readers OR refresh OR semaphore OR sem-holders OR multi) -/driver:valkeygo' -col /lib "$out/main.txt" "$out/peers.txt"
+	table "(c) contended, 8 goroutines holding 1 ms: every lib and driver (compare rows)" \
+		-filter '/op:contended /clients:8 /hold:1ms' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
+	table "(c3) contended, 8 goroutines holding 100 µs (short holds: where barging pays and starving hurts least)" \
+		-filter '/op:contended /clients:8 /hold:100us' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
+	table "(c2) how cost grows with the number of waiters (go-redis): default mode with 256, FIFO with a queue of 500 (script calls and server cost per grant)" \
+		-filter '/op:contended -/clients:8' -row /lib,/driver,/clients -col /op "$out/main.txt"
+	table "(d) read-write lock, 16 goroutines, 90% reads: scriptlock per driver and sync.RWMutex (no peer has one)" \
+		-filter '/op:rw' -row /lib,/driver -col /op "$out/main.txt"
+	table "(d3) counting semaphore, 4 permits: one client (uncontended Acquire+Unlock) and 16 goroutines holding 1 ms; scriptlock per driver and a buffered channel in-process (no Go peer has one)" \
+		-filter '/op:semaphore' -row /lib,/driver,/clients -col /op "$out/main.txt"
+	table "(d4) how a semaphore's cost grows with its holders (go-redis): Acquire(1)+Unlock with 10 and with 1,000 permits held (script-us/op per pair)" \
+		-filter '/op:sem-holders' -row /lib,/driver,/holders -col /op "$out/main.txt"
+	table "(d5) a MultiLock over 3 names, uncontended Lock+Unlock, per driver (compare with lock-unlock/clients=1 in (a))" \
+		-filter '/op:multi' -row /lib,/driver -col /op "$out/main.txt"
+	table "(d2) how cost grows with the readers holding a read-write lock (go-redis): RLock+Unlock with 10 and with 1,000 readers held (script-us/op per pair)" \
+		-filter '/op:rw-readers' -row /lib,/driver,/readers -col /op "$out/main.txt"
+	table "(e) auto-refresh of 10,000 leases (TTL 1s, refreshed every 333ms; ns/op is the window per round, by construction)" \
+		-filter '/op:refresh' -row /lib,/driver -col /op "$out/main.txt" "$out/peers.txt"
+	table "(e2) 50,000 auto-refreshed leases (TTL 2s, refreshed every 667ms) held for 90 rounds, a minute, once (go-redis; one lost lease fails the row)" \
+		-row /lib,/driver -col /op "$out/hold.txt"
+	table "(f) over a simulated network: clients behind a proxy adding 250 µs each way (net-rtt-us: the round trip measured), scriptlock vs raw" \
+		-col /lib "$out/rtt.txt"
+	table "(g) a 3-master Redis Cluster: scriptlock per driver (64 clients: 64 lock names over the masters; server cost summed over them)" \
+		-col /driver "$out/cluster.txt"
+	table "(h) acknowledged grants (Options.Ack, 1 replica: WAIT after every writing script call) on a 3-master Cluster with replicas: scriptlock per driver, ack=1 vs ack=0 (waits/op, wait-us/op: WAIT calls and their time; server cost summed over the masters)" \
+		-col '/ack@(0 1)' "$out/ack.txt"
+	table "(k) leader election, 4 candidates: from a Resign, and from the leader's crash (terms of 200 ms), to the next leader's Campaign returning (elect-p50-ns, elect-p99-ns); scriptlock's Election per driver vs each peer's lock as its users write an election (waiting in Lock at the library's default retry)" \
+		-row /lib,/driver -col /op "$out/elect.txt"
+	table "(i) Quorum over 3 standalone servers vs a single-server Mutex: scriptlock per driver (server cost summed over the three)" \
+		-col '/lock@(mutex quorum)' "$out/quorum.txt"
 	echo "### (j) the performance targets, met or missed (medians over the passes, [first-third quartile]; ~: the quartile ranges overlap, inside the noise; run the command in the raw folder, inside the repository)"
 	echo
 	echo "\$ go run github.com/scriptlock/scriptlock/bench/peers/cmd/benchtargets ."
