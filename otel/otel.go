@@ -175,21 +175,16 @@ func Observer(opts *Options) (locker.Observer, error) {
 		metric.WithDescription("How long leases were held, from the grant to the end of Unlock."),
 		metric.WithExplicitBucketBoundaries(holdBuckets...))
 	check(MetricHoldDuration, err)
-	r.extends, err = m.Int64Counter(MetricExtends, metric.WithUnit("{extend}"),
-		metric.WithDescription("Extends of leases, auto-refreshes included."))
-	check(MetricExtends, err)
-	r.lost, err = m.Int64Counter(MetricLeaseLost, metric.WithUnit("{lease}"),
-		metric.WithDescription("Leases lost: expired, or taken by another owner, before Unlock."))
-	check(MetricLeaseLost, err)
-	r.wakeups, err = m.Int64Counter(MetricWakeups, metric.WithUnit("{wakeup}"),
-		metric.WithDescription("Waiting acquisitions woken by a release message."))
-	check(MetricWakeups, err)
-	r.reloads, err = m.Int64Counter(MetricScriptReloads, metric.WithUnit("{reload}"),
-		metric.WithDescription("Scripts loaded again after the server answered NOSCRIPT."))
-	check(MetricScriptReloads, err)
-	r.retries, err = m.Int64Counter(MetricCallRetries, metric.WithUnit("{retry}"),
-		metric.WithDescription("Calls tried again after a passing error (a broken connection, TRYAGAIN, ...)."))
-	check(MetricCallRetries, err)
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		check(name, err)
+		return c
+	}
+	r.extends = counter(MetricExtends, "{extend}", "Extends of leases, auto-refreshes included.")
+	r.lost = counter(MetricLeaseLost, "{lease}", "Leases lost: expired, or taken by another owner, before Unlock.")
+	r.wakeups = counter(MetricWakeups, "{wakeup}", "Waiting acquisitions woken by a release message.")
+	r.reloads = counter(MetricScriptReloads, "{reload}", "Scripts loaded again after the server answered NOSCRIPT.")
+	r.retries = counter(MetricCallRetries, "{retry}", "Calls tried again after a passing error (a broken connection, TRYAGAIN, ...).")
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("scriptlock/otel: creating instruments: %w", errors.Join(errs...))
 	}
