@@ -13,14 +13,6 @@ import (
 // lock is free.
 var ErrNoLeader = errors.New("locker: no leader")
 
-var (
-	scriptElectAcquire  = mustScript("elect_acquire")
-	scriptElectRelease  = mustScript("elect_release")
-	scriptElectExtend   = mustScript("elect_extend")
-	scriptElectProclaim = mustScript("elect_proclaim")
-	scriptElectLeader   = mustReadOnly("elect_leader")
-)
-
 // electOps act on terms: a term's extend keeps its leader record alive,
 // its release drops it, or records the candidate it hands the name to.
 var electOps = &leaseOps{release: scriptElectRelease, extend: scriptElectExtend, pttl: scriptPTTL, keys: 4}

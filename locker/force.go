@@ -7,11 +7,6 @@ import (
 	"time"
 )
 
-var (
-	scriptForce    = mustScript("force")
-	scriptSemForce = mustScript("sem_force")
-)
-
 // Forced is what ForceRelease dropped.
 type Forced struct {
 	// MutexHolds counts the holds of the Mutex's owner that were dropped

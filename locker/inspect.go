@@ -10,8 +10,6 @@ import (
 	"time"
 )
 
-var scriptInspect = mustReadOnly("inspect")
-
 // FingerprintLen is the length, in hex digits, of the owner fingerprints
 // that Inspect reports.
 const FingerprintLen = 8

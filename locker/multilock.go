@@ -10,8 +10,6 @@ import (
 	"time"
 )
 
-var scriptMultiAcquire = mustScript("multi_acquire")
-
 // MaxMultiNames bounds the names of one MultiLock.
 const MaxMultiNames = 1024
 

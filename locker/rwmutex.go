@@ -7,16 +7,6 @@ import (
 	"time"
 )
 
-var (
-	scriptRWRLock     = mustScript("rw_rlock")
-	scriptRWLock      = mustScript("rw_lock")
-	scriptRWRelease   = mustScript("rw_release")
-	scriptRWExtend    = mustScript("rw_extend")
-	scriptRWPTTL      = mustScript("rw_pttl")
-	scriptRWDowngrade = mustScript("rw_downgrade")
-	scriptRWCancel    = mustScript("rw_cancel")
-)
-
 // rwOps act on read and write leases of an RWMutex alike: the lease's hold
 // field ('r:<id>' or 'w:<id>') tells the scripts which kind it is.
 var rwOps = &leaseOps{release: scriptRWRelease, extend: scriptRWExtend, pttl: scriptRWPTTL, keys: 2, wake: true}

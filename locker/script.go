@@ -73,15 +73,49 @@ func include(out *strings.Builder, file string, seen map[string]bool) {
 	}
 }
 
+// The scripts, one per file of lua/ but the preludes, by the lock kind
+// whose calls run them. Each file's head says its keys, arguments and
+// replies.
 var (
-	scriptAcquire = mustScript("acquire")
-	scriptRelease = mustScript("release")
-	scriptExtend  = mustScript("extend")
-	scriptPTTL    = mustReadOnly("pttl")
-	scriptClaim   = mustScript("claim")
-	scriptDequeue = mustScript("dequeue")
-	scriptAbandon = mustScript("abandon")
-	scriptUnclaim = mustScript("unclaim")
+	// Mutex (a MultiLock's parts are Mutex locks).
+	scriptAcquire      = mustScript("acquire")
+	scriptMultiAcquire = mustScript("multi_acquire")
+	scriptRelease      = mustScript("release")
+	scriptExtend       = mustScript("extend")
+	scriptPTTL         = mustReadOnly("pttl")
+	scriptClaim        = mustScript("claim")
+	scriptUnclaim      = mustScript("unclaim")
+	scriptDequeue      = mustScript("dequeue")
+	scriptAbandon      = mustScript("abandon")
+
+	// RWMutex.
+	scriptRWRLock     = mustScript("rw_rlock")
+	scriptRWLock      = mustScript("rw_lock")
+	scriptRWRelease   = mustScript("rw_release")
+	scriptRWExtend    = mustScript("rw_extend")
+	scriptRWPTTL      = mustScript("rw_pttl")
+	scriptRWDowngrade = mustScript("rw_downgrade")
+	scriptRWCancel    = mustScript("rw_cancel")
+
+	// Semaphore.
+	scriptSemAcquire = mustScript("sem_acquire")
+	scriptSemRelease = mustScript("sem_release")
+	scriptSemExtend  = mustScript("sem_extend")
+	scriptSemPTTL    = mustScript("sem_pttl")
+	scriptSemCancel  = mustScript("sem_cancel")
+	scriptSemPermits = mustScript("sem_permits")
+
+	// Election: its terms are Mutex holds with a leader record.
+	scriptElectAcquire  = mustScript("elect_acquire")
+	scriptElectRelease  = mustScript("elect_release")
+	scriptElectExtend   = mustScript("elect_extend")
+	scriptElectProclaim = mustScript("elect_proclaim")
+	scriptElectLeader   = mustReadOnly("elect_leader")
+
+	// Inspect and ForceRelease (the CLI's).
+	scriptInspect  = mustReadOnly("inspect")
+	scriptForce    = mustScript("force")
+	scriptSemForce = mustScript("sem_force")
 )
 
 // run executes s with EVALSHA. When the server lacks the script (the first

@@ -10,15 +10,6 @@ import (
 	"time"
 )
 
-var (
-	scriptSemAcquire = mustScript("sem_acquire")
-	scriptSemRelease = mustScript("sem_release")
-	scriptSemExtend  = mustScript("sem_extend")
-	scriptSemPTTL    = mustScript("sem_pttl")
-	scriptSemCancel  = mustScript("sem_cancel")
-	scriptSemPermits = mustScript("sem_permits")
-)
-
 // semOps act on semaphore leases.
 var semOps = &leaseOps{release: scriptSemRelease, extend: scriptSemExtend, pttl: scriptSemPTTL, keys: 2, wake: true}
 
