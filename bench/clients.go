@@ -44,25 +44,23 @@ func NewRedigoPool(tb testing.TB, addr string) *redigo.Pool {
 	return p
 }
 
-// NewRueidis returns a rueidis client for the server at addr with the
-// client-side cache disabled, closed by tb.Cleanup. It fails tb when the
-// client cannot connect.
-func NewRueidis(tb testing.TB, addr string) rueidis.Client {
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+// NewRueidis returns a rueidis client for the server at addr (a Cluster
+// when given its nodes' addresses) with the client-side cache disabled,
+// closed by tb.Cleanup. It fails tb when the client cannot connect.
+func NewRueidis(tb testing.TB, addr ...string) rueidis.Client {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addr, DisableCache: true})
 	if err != nil {
-		tb.Fatalf("rueidis: NewClient(%s): %v", addr, err)
+		tb.Fatalf("rueidis: NewClient(%v): %v", addr, err)
 	}
 	tb.Cleanup(c.Close)
 	return c
 }
 
-// NewValkeyGo returns a valkey-go client for the server at addr with the
-// client-side cache disabled, as NewRueidis does for rueidis, closed by
-// tb.Cleanup. It fails tb when the client cannot connect.
-func NewValkeyGo(tb testing.TB, addr string) valkey.Client {
-	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+// NewValkeyGo is NewRueidis for valkey-go.
+func NewValkeyGo(tb testing.TB, addr ...string) valkey.Client {
+	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: addr, DisableCache: true})
 	if err != nil {
-		tb.Fatalf("valkey-go: NewClient(%s): %v", addr, err)
+		tb.Fatalf("valkey-go: NewClient(%v): %v", addr, err)
 	}
 	tb.Cleanup(c.Close)
 	return c

@@ -8,8 +8,6 @@ import (
 	redigo "github.com/gomodule/redigo/redis"
 	"github.com/mna/redisc"
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/redis/rueidis"
-	"github.com/valkey-io/valkey-go"
 
 	goredisdriver "github.com/scriptlock/scriptlock/drivers/goredis"
 	redigodriver "github.com/scriptlock/scriptlock/drivers/redigo"
@@ -61,19 +59,9 @@ func clusterScripter(tb testing.TB, d string, addrs []string) locker.Scripter {
 		tb.Cleanup(func() { _ = c.Close() })
 		return redigodriver.NewCluster(c)
 	case "rueidis":
-		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, DisableCache: true})
-		if err != nil {
-			tb.Fatalf("rueidis: NewClient(%v): %v", addrs, err)
-		}
-		tb.Cleanup(c.Close)
-		return rueidisdriver.New(c)
+		return rueidisdriver.New(NewRueidis(tb, addrs...))
 	case "valkeygo":
-		c, err := valkey.NewClient(valkey.ClientOption{InitAddress: addrs, DisableCache: true})
-		if err != nil {
-			tb.Fatalf("valkey-go: NewClient(%v): %v", addrs, err)
-		}
-		tb.Cleanup(c.Close)
-		return valkeygodriver.New(c)
+		return valkeygodriver.New(NewValkeyGo(tb, addrs...))
 	}
 	tb.Fatalf("bench: unknown driver %q", d)
 	return nil

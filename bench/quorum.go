@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 
@@ -38,11 +37,7 @@ func (s *quorumLocker) Lock(ctx context.Context, key string) (Unlocker, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := q.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return unlocker(q.Lock(ctx))
 }
 
 func (s *quorumLocker) TryLock(ctx context.Context, key string) (Unlocker, bool, error) {
@@ -50,14 +45,7 @@ func (s *quorumLocker) TryLock(ctx context.Context, key string) (Unlocker, bool,
 	if err != nil {
 		return nil, false, err
 	}
-	l, err := q.TryLock(ctx)
-	if errors.Is(err, locker.ErrNotObtained) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return l, true, nil
+	return tried(q.TryLock(ctx))
 }
 
 // QuorumTargets returns the rows over the standalone servers at addrs, one

@@ -30,10 +30,9 @@ func RWReaders(readers int) Scenario {
 }
 
 func rwReaders(ctx context.Context, r *run, readers int) error {
-	l, ok := r.l.(RWLocker)
-	other, ok2 := r.other.(RWLocker)
-	if !ok || !ok2 {
-		return fmt.Errorf("%T does not implement RWLocker", r.l)
+	l, other, err := both[RWLocker](r)
+	if err != nil {
+		return err
 	}
 	if r.smoke() {
 		readers = min(readers, 20)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -86,6 +87,17 @@ func (r *run) key(op string, i int) string {
 
 // smoke reports whether this is a smoke run rather than a benchmark.
 func (r *run) smoke() bool { return r.b == nil }
+
+// both returns the run's Locker and its other Locker as an I, or an error
+// when either is not one.
+func both[I any](r *run) (I, I, error) {
+	l, ok := r.l.(I)
+	other, ok2 := r.other.(I)
+	if !ok || !ok2 {
+		return l, other, fmt.Errorf("%T or %T does not implement %v", r.l, r.other, reflect.TypeFor[I]())
+	}
+	return l, other, nil
+}
 
 // abandon detaches r from its benchmark: a run stopped at its budget may
 // still be running on goroutines that ignored their context, and must not

@@ -80,11 +80,7 @@ func (s *scriptlockLocker) MultiLock(ctx context.Context, keys []string) (Unlock
 	if err != nil {
 		return nil, err
 	}
-	l, err := m.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return unlocker(m.Lock(ctx))
 }
 
 // Acquire takes n permits of a *locker.Semaphore per key (TTL, permits,
@@ -118,12 +114,22 @@ func cached[T any](m *sync.Map, key string, newLock func() (T, error)) (T, error
 }
 
 // unlocker returns l as an Unlocker, or err with a nil Unlocker (not a nil
-// *locker.Lease inside one).
-func unlocker(l *locker.Lease, err error) (Unlocker, error) {
+// lease inside one).
+func unlocker[L Unlocker](l L, err error) (Unlocker, error) {
 	if err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// tried is unlocker for a TryLock: ErrNotObtained is a refusal, not an
+// error.
+func tried[L Unlocker](l L, err error) (Unlocker, bool, error) {
+	if errors.Is(err, locker.ErrNotObtained) {
+		return nil, false, nil
+	}
+	u, err := unlocker(l, err)
+	return u, err == nil, err
 }
 
 func (s *scriptlockLocker) Lock(ctx context.Context, key string) (Unlocker, error) {
@@ -139,14 +145,7 @@ func (s *scriptlockLocker) TryLock(ctx context.Context, key string) (Unlocker, b
 	if err != nil {
 		return nil, false, err
 	}
-	l, err := m.TryLock(ctx)
-	if errors.Is(err, locker.ErrNotObtained) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return l, true, nil
+	return tried(m.TryLock(ctx))
 }
 
 func (s *scriptlockLocker) rwmutex(key string) (*locker.RWMutex, error) {

@@ -144,10 +144,9 @@ func SemHolders(holders int) Scenario {
 }
 
 func semHolders(ctx context.Context, r *run, holders int) error {
-	l, ok := r.l.(SemLocker)
-	other, ok2 := r.other.(SemLocker)
-	if !ok || !ok2 {
-		return fmt.Errorf("%T does not implement SemLocker", r.l)
+	l, other, err := both[SemLocker](r)
+	if err != nil {
+		return err
 	}
 	if r.smoke() {
 		holders = min(holders, 20)
