@@ -120,8 +120,8 @@ func TestSmoke(t *testing.T) {
 // delay proxy, and checks the proxy adds about the round trip it should.
 func TestNetworkSmoke(t *testing.T) {
 	srv := redisserver.StartStandalone(t)
-	p := bench.StartDelayProxy(t, srv.Addr, bench.OneWayDelay)
-	rtt, err := p.MeasureRTT(t.Context(), 20)
+	p := redisserver.StartDelayProxy(t, srv.Addr, bench.OneWayDelay)
+	rtt, err := bench.MeasureRTT(t.Context(), p.Addr, 20)
 	if err != nil {
 		t.Fatalf("MeasureRTT: %v", err)
 	}
@@ -129,7 +129,7 @@ func TestNetworkSmoke(t *testing.T) {
 		t.Errorf("round trip through the proxy %v, want at least %v", rtt, 2*bench.OneWayDelay)
 	}
 	t.Logf("round trip through the proxy: %v", rtt)
-	bench.Smoke(t, p.Addr(), bench.NetworkTargets())
+	bench.Smoke(t, p.Addr, bench.NetworkTargets())
 }
 
 // TestClusterSmoke runs the rows of BenchmarkLockCluster once.

@@ -106,7 +106,7 @@
 // ns/op are not on a loaded machine.
 //
 // [BenchmarkOverNetwork] runs rows with their clients behind a
-// [DelayProxy] that adds a one-way delay ([OneWayDelay], 250 µs) in each
+// delay proxy that adds a one-way delay ([OneWayDelay], 250 µs) in each
 // direction, so the figures resemble two hosts of one zone rather than
 // loopback; each leaf reports net-rtt-us, the round trip it measured
 // through the proxy. Its rows ([NetworkTargets]) are lock-unlock with one

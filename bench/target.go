@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/scriptlock/scriptlock/internal/redisserver"
 )
 
 // Target is one library on one driver, with the scenarios it runs.
@@ -67,13 +69,13 @@ func Benchmark(b *testing.B, addr string, targets []Target) {
 }
 
 // BenchmarkOverNetwork runs targets as Benchmark does, with their clients
-// connected through a DelayProxy to the Redis at addr that adds oneWay in
+// connected through a delay proxy to the Redis at addr that adds oneWay in
 // each direction. Each leaf also reports net-rtt-us, the median round trip
 // of 50 PINGs through the proxy measured before it.
 func BenchmarkOverNetwork(b *testing.B, addr string, oneWay time.Duration, targets []Target) {
-	p := StartDelayProxy(b, addr, oneWay)
-	benchmark(b, p.Addr(), newServerStats(b, []string{addr}), targets, func(b *testing.B) func() {
-		rtt, err := p.MeasureRTT(context.Background(), 50)
+	p := redisserver.StartDelayProxy(b, addr, oneWay)
+	benchmark(b, p.Addr, newServerStats(b, []string{addr}), targets, func(b *testing.B) func() {
+		rtt, err := MeasureRTT(context.Background(), p.Addr, 50)
 		if err != nil {
 			b.Fatalf("round trip through the delay proxy: %v", err)
 		}

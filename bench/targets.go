@@ -59,7 +59,7 @@ func HoldTargets() []Target {
 
 // NetworkTargets returns the rows run over a simulated network round trip:
 // scriptlock and the raw reference on each driver, lock-unlock with one
-// client (the DelayProxy spins while a chunk is in flight, so it serves
+// client (the delay proxy spins while a chunk is in flight, so it serves
 // one client at a time faithfully).
 func NetworkTargets() []Target {
 	var ts []Target

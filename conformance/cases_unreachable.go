@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"net"
 	"slices"
 	"sync"
 	"syscall"
@@ -53,17 +52,17 @@ func checkUnreachable(t *testing.T, e *env) {
 	if e.d.admin.cluster() != nil {
 		e.notApplicable("a standalone rule: the driver is pointed at a proxy of the standalone server, which a Cluster client would bypass")
 	}
-	p := startProxy(t, e.d.addrs[0])
+	p := redisserver.StartProxy(t, e.d.addrs[0])
 	var rec eventLog
 	viaProxy := e.d.conn
-	viaProxy.Addrs = []string{p.addr()}
+	viaProxy.Addrs = []string{p.Addr}
 	c := e.clientOn(e.d.driver.connect(t, viaProxy), &locker.Options{UnreachableTimeout: unreachableBound, Observer: rec.observe})
 	m := e.mutex(c, "unreachable", 10*time.Second, nil)
 	l, err := m.TryLock(e.ctx)
 	require.NoError(t, err, "call: TryLock through the proxy, before it stops")
 	require.NoError(t, l.Unlock(e.ctx), "call: Unlock through the proxy, before it stops")
 
-	p.stop() // its connections are closed and nothing listens on its port
+	p.Stop() // its connections are closed and nothing listens on its port
 	start := time.Now()
 	l, err = lockWithin(t, m, unreachableCeiling)
 	took := time.Since(start)
@@ -175,80 +174,4 @@ func (r *eventLog) of(k locker.EventKind, name string) []locker.Event {
 		}
 	}
 	return out
-}
-
-// proxy forwards the TCP connections it accepts on a loopback port to a
-// server, until stop closes its port and every connection.
-type proxy struct {
-	l    net.Listener
-	to   string
-	wg   sync.WaitGroup
-	once sync.Once
-
-	mu      sync.Mutex
-	conns   map[net.Conn]bool
-	stopped bool
-}
-
-// startProxy starts a proxy to the server at to; a t.Cleanup stops it.
-func startProxy(t *testing.T, to string) *proxy {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err, "call: listen on a loopback port for the proxy")
-	p := &proxy{l: l, to: to, conns: map[net.Conn]bool{}}
-	p.wg.Add(1)
-	go p.accept()
-	t.Cleanup(p.stop)
-	return p
-}
-
-// addr returns the proxy's host:port.
-func (p *proxy) addr() string { return p.l.Addr().String() }
-
-func (p *proxy) accept() {
-	defer p.wg.Done()
-	for {
-		in, err := p.l.Accept()
-		if err != nil {
-			return // stopped
-		}
-		out, err := net.DialTimeout("tcp", p.to, 5*time.Second)
-		if err != nil {
-			_ = in.Close()
-			continue
-		}
-		p.mu.Lock()
-		if p.stopped {
-			p.mu.Unlock()
-			_, _ = in.Close(), out.Close()
-			return
-		}
-		p.conns[in], p.conns[out] = true, true
-		p.wg.Add(2)
-		p.mu.Unlock()
-		go p.pipe(in, out)
-		go p.pipe(out, in)
-	}
-}
-
-// pipe copies src to dst until either fails, then closes both.
-func (p *proxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
-	_, _ = dst.Close(), src.Close()
-}
-
-// stop closes the proxy's port and its connections, and waits for its
-// goroutines to end. It may be called more than once.
-func (p *proxy) stop() {
-	p.once.Do(func() {
-		_ = p.l.Close()
-		p.mu.Lock()
-		p.stopped = true
-		for c := range p.conns {
-			_ = c.Close()
-		}
-		p.mu.Unlock()
-		p.wg.Wait()
-	})
 }
