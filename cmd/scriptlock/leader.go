@@ -26,12 +26,9 @@ func cmdLeader(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := newFlags("leader", "leader [flags] NAME", &cfg, stderr)
 	watch := fs.Bool("watch", false, "print every new leader until interrupted")
 	count := fs.Int("count", 0, "with --watch, stop after this many leaders (0: until interrupted)")
-	names, err := parse(fs, args)
-	if err != nil {
-		return parseError(err)
-	}
-	if len(names) != 1 || names[0] == "" || len(names[0]) > locker.MaxNameLen {
-		return usageError(stderr, fs, "give exactly one election NAME (1 to %d bytes)", locker.MaxNameLen)
+	name, status, ok := parseName(fs, args, "election", stderr)
+	if !ok {
+		return status
 	}
 	if *count < 0 {
 		return usageError(stderr, fs, "--count must not be negative")
@@ -43,19 +40,19 @@ func cmdLeader(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer c.close()
 	// This Election never campaigns: its TTL only sets how often --watch
 	// reads the leader besides the pushed changes (a third of it).
-	el, err := c.locks.NewElection(names[0], 3*time.Second, nil)
+	el, err := c.locks.NewElection(name, 3*time.Second, nil)
 	if err != nil {
 		return fail(stderr, err, "leader")
 	}
 	show := func(l locker.Leader) error {
 		if cfg.json {
-			return writeJSON(stdout, leaderJSON{Name: names[0], Term: l.Term, Value: l.Value, Since: l.Since})
+			return writeJSON(stdout, leaderJSON{Name: name, Term: l.Term, Value: l.Value, Since: l.Since})
 		}
 		if l.Term == 0 {
-			_, err := fmt.Fprintf(stdout, "%s: no leader\n", names[0])
+			_, err := fmt.Fprintf(stdout, "%s: no leader\n", name)
 			return err
 		}
-		_, err := fmt.Fprintf(stdout, "%s: leader %q, term %d, since %s\n", names[0], l.Value, l.Term, l.Since.UTC().Format(time.RFC3339Nano))
+		_, err := fmt.Fprintf(stdout, "%s: leader %q, term %d, since %s\n", name, l.Value, l.Term, l.Since.UTC().Format(time.RFC3339Nano))
 		return err
 	}
 	if !*watch {

@@ -220,6 +220,20 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseName parses args, which must give exactly one NAME of a kind
+// ("lock", "election"). It returns the name, or ok false and the exit
+// status of a parse or usage error.
+func parseName(fs *flag.FlagSet, args []string, kind string, stderr io.Writer) (name string, status int, ok bool) {
+	names, err := parse(fs, args)
+	if err != nil {
+		return "", parseError(err), false
+	}
+	if len(names) != 1 || names[0] == "" || len(names[0]) > locker.MaxNameLen {
+		return "", usageError(stderr, fs, "give exactly one %s NAME (1 to %d bytes)", kind, locker.MaxNameLen), false
+	}
+	return names[0], 0, true
+}
+
 // usageError prints a usage error and returns exitUsage.
 func usageError(stderr io.Writer, fs *flag.FlagSet, format string, a ...any) int {
 	fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), fmt.Sprintf(format, a...))

@@ -118,6 +118,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"list", "extra"}, "list takes no NAME"},
 		{[]string{"watch", "a", "b"}, "give exactly one lock NAME"},
 		{[]string{"release", "a", "b"}, "give exactly one lock NAME"},
+		{[]string{"watch"}, "give exactly one lock NAME"},
+		{[]string{"release", "--", ""}, "give exactly one lock NAME"},
+		{[]string{"leader", "a", "b"}, "give exactly one election NAME"},
+		{[]string{"leader", strings.Repeat("n", locker.MaxNameLen+1)}, "give exactly one election NAME"},
 		{[]string{"inspect", "--prefix", "bad{", "x"}, "--prefix"},
 		// shared flags before the command
 		{[]string{"--timeout", "0s", "inspect", "x"}, "--timeout must be positive"},
@@ -133,6 +137,11 @@ func TestUsageErrors(t *testing.T) {
 		assert.Equal(t, exitUsage, r.code, "scriptlock %v: exit status", tc.args)
 		assert.Contains(t, r.stderr, tc.want, "scriptlock %v: stderr", tc.args)
 		assert.Empty(t, r.stdout, "scriptlock %v: stdout", tc.args)
+	}
+	for _, args := range [][]string{{"watch", "-h"}, {"leader", "-h"}, {"release", "-h"}} {
+		r := runCLI(t, args...)
+		assert.Equal(t, exitOK, r.code, "scriptlock %v: -h is not an error", args)
+		assert.Contains(t, r.stderr, "usage: scriptlock "+args[0], "scriptlock %v: the command's usage", args)
 	}
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"--json", "-h"}} {
 		r := runCLI(t, args...)

@@ -21,14 +21,10 @@ func cmdRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := newFlags("release", "release --force --yes-really [flags] NAME", &cfg, stderr)
 	force := fs.Bool("force", false, "required: end the leases of the current holders, who are not asked")
 	sure := fs.Bool("yes-really", false, "required with --force: confirm that the holders are gone or stuck")
-	names, err := parse(fs, args)
-	if err != nil {
-		return parseError(err)
+	name, status, ok := parseName(fs, args, "lock", stderr)
+	if !ok {
+		return status
 	}
-	if len(names) != 1 || names[0] == "" || len(names[0]) > locker.MaxNameLen {
-		return usageError(stderr, fs, "give exactly one lock NAME (1 to %d bytes)", locker.MaxNameLen)
-	}
-	name := names[0]
 	if !*force || !*sure {
 		fmt.Fprintf(stderr, "scriptlock release: refused, nothing changed: ending %s's leases needs both --force and --yes-really.\n", display(name))
 		fmt.Fprintf(stderr, "  The holders are not asked: one that is still working keeps acting as the holder until it\n")

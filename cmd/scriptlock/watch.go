@@ -22,12 +22,9 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := newFlags("watch", "watch [flags] NAME", &cfg, stderr)
 	every := fs.Duration("interval", 500*time.Millisecond, "polling interval")
 	count := fs.Int("count", 0, "stop after printing this many states (0: until interrupted)")
-	names, err := parse(fs, args)
-	if err != nil {
-		return parseError(err)
-	}
-	if len(names) != 1 || names[0] == "" || len(names[0]) > locker.MaxNameLen {
-		return usageError(stderr, fs, "give exactly one lock NAME (1 to %d bytes)", locker.MaxNameLen)
+	name, status, ok := parseName(fs, args, "lock", stderr)
+	if !ok {
+		return status
 	}
 	if *every <= 0 || *count < 0 {
 		return usageError(stderr, fs, "--interval must be positive and --count not negative")
@@ -44,7 +41,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer t.Stop()
 	for {
 		cctx, cancel := c.call(ctx)
-		st, err := c.locks.Inspect(cctx, names[0])
+		st, err := c.locks.Inspect(cctx, name)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
