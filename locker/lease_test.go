@@ -160,10 +160,7 @@ func TestOwnerArgs(t *testing.T) {
 }
 
 func TestUnlockTwice(t *testing.T) {
-	c, f := newClient(t, nil)
-	ctx := testCtx(t)
-	l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
-	require.NoError(t, err)
+	_, f, ctx, l := heldMutex(t)
 	require.NoError(t, l.Unlock(ctx))
 	n := f.count()
 	require.NoError(t, l.Unlock(ctx), "Unlock twice is harmless")
@@ -231,10 +228,7 @@ func TestLeaseStatuses(t *testing.T) {
 // TestUnlockAnswered checks that a release the server refused leaves the
 // lease as it was.
 func TestUnlockAnswered(t *testing.T) {
-	c, f := newClient(t, nil)
-	ctx := testCtx(t)
-	l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
-	require.NoError(t, err)
+	c, f, ctx, l := heldMutex(t)
 	vu := l.ValidUntil()
 	lctx := l.Context()
 	f.fail(errAnswered, "release")
@@ -327,14 +321,11 @@ func TestUnlockEarlierTryReleased(t *testing.T) {
 }
 
 func TestExtendAfterUnlock(t *testing.T) {
-	c, f := newClient(t, nil)
-	ctx := testCtx(t)
-	l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
-	require.NoError(t, err)
+	_, f, ctx, l := heldMutex(t)
 	require.NoError(t, l.Unlock(ctx))
 	n := f.count()
 	require.ErrorIs(t, l.Extend(ctx, time.Second), locker.ErrExpired)
-	_, err = l.TTL(ctx)
+	_, err := l.TTL(ctx)
 	require.ErrorIs(t, err, locker.ErrExpired)
 	assert.Equal(t, n, f.count(), "no call for a released lease")
 }

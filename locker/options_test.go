@@ -147,10 +147,7 @@ func TestClaimInvalid(t *testing.T) {
 }
 
 func TestExtendInvalidTTL(t *testing.T) {
-	c, f := newClient(t, nil)
-	ctx := testCtx(t)
-	l, err := newMutex(t, c, "n", time.Second, nil).TryLock(ctx)
-	require.NoError(t, err)
+	_, f, ctx, l := heldMutex(t)
 	vu := l.ValidUntil()
 	f.reset()
 	for _, ttl := range []time.Duration{0, -time.Second, 999 * time.Microsecond, locker.MaxTTL + 1} {

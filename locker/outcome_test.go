@@ -31,13 +31,11 @@ func unknownThenPassing(n *atomic.Int32) handler {
 func TestRetryKeepsUnknown(t *testing.T) {
 	t.Run("Extend", func(t *testing.T) {
 		t.Parallel()
-		c, f := newClient(t, nil)
-		l, err := newMutex(t, c, "n", 30*time.Second, nil).TryLock(testCtx(t))
-		require.NoError(t, err)
+		_, f, ctx, l := heldMutex(t)
 		var n atomic.Int32
 		f.handle(unknownThenPassing(&n), "extend")
 		start := time.Now()
-		err = l.Extend(testCtx(t), time.Second)
+		err := l.Extend(ctx, time.Second)
 		require.ErrorIs(t, err, errLoading)
 		require.ErrorIs(t, err, errConn, "the error names the try whose outcome is unknown")
 		assert.Greater(t, n.Load(), int32(2), "tries of the extend")
@@ -46,12 +44,10 @@ func TestRetryKeepsUnknown(t *testing.T) {
 	})
 	t.Run("Unlock", func(t *testing.T) {
 		t.Parallel()
-		c, f := newClient(t, nil)
-		l, err := newMutex(t, c, "n", 30*time.Second, nil).TryLock(testCtx(t))
-		require.NoError(t, err)
+		c, f, ctx, l := heldMutex(t)
 		var n atomic.Int32
 		f.handle(unknownThenPassing(&n), "release")
-		err = l.Unlock(testCtx(t))
+		err := l.Unlock(ctx)
 		require.ErrorIs(t, err, errLoading)
 		assert.False(t, l.Valid(), "a lease whose release may have run is ended")
 		tries := n.Load()
@@ -83,9 +79,7 @@ func TestUnlockAnsweredThenTruth(t *testing.T) {
 		want   error
 	}{{-1, locker.ErrHeldByOther}, {0, locker.ErrExpired}} {
 		t.Run(tc.want.Error(), func(t *testing.T) {
-			c, f := newClient(t, nil)
-			l, err := newMutex(t, c, "n", 30*time.Second, nil).TryLock(testCtx(t))
-			require.NoError(t, err)
+			_, f, ctx, l := heldMutex(t)
 			var n atomic.Int32
 			f.handle(func(context.Context, call) (any, error) {
 				if n.Add(1) == 1 {
@@ -93,7 +87,7 @@ func TestUnlockAnsweredThenTruth(t *testing.T) {
 				}
 				return tc.status, nil
 			}, "release")
-			require.ErrorIs(t, l.Unlock(testCtx(t)), tc.want)
+			require.ErrorIs(t, l.Unlock(ctx), tc.want)
 			assert.Equal(t, int32(2), n.Load(), "tries of the release")
 		})
 	}
