@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -56,35 +55,10 @@ func mustReadScripts() map[string]luaScript {
 		if strings.HasSuffix(name, "_prelude") {
 			continue // included by other scripts (rw_*.lua; release, dequeue), not a script itself
 		}
-		src := readLua(name)
+		src := locker.AssembleLua(name)
 		m[name] = luaScript{name: name, src: src, sha: sha1Hex(src)}
 	}
 	return m
-}
-
-// readLua reads lua/<name>.lua with every "-- @include <file>" line
-// replaced by that file, itself read the same way, and a file already
-// included dropped, as the core assembles its scripts.
-func readLua(name string) string {
-	var out strings.Builder
-	readInto(&out, name+".lua", map[string]bool{})
-	return out.String()
-}
-
-func readInto(out *strings.Builder, file string, seen map[string]bool) {
-	seen[file] = true
-	b, err := os.ReadFile(filepath.Join("lua", file))
-	if err != nil {
-		panic(err)
-	}
-	for _, line := range strings.SplitAfter(string(b), "\n") {
-		inc, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "-- @include ")
-		if !ok {
-			out.WriteString(line)
-		} else if !seen[inc] {
-			readInto(out, inc, seen)
-		}
-	}
 }
 
 func sha1Hex(s string) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scriptlock/scriptlock/locker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +16,7 @@ import (
 // the hash, the helpers and the wake-up rule), so a fix to it is a fix to
 // all of them.
 func TestRWPreludeShared(t *testing.T) {
-	want := readLua("rw_prelude") // with the shared prelude it includes
+	want := locker.AssembleLua("rw_prelude") // with the shared prelude it includes
 	require.Contains(t, want, "redis.call('TIME')")
 	for _, name := range rwScripts {
 		raw, err := os.ReadFile("lua/" + name + ".lua")
@@ -60,7 +61,7 @@ func TestPublishWrittenOnce(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"shared_prelude.lua"}, naming, "the files that name SPUBLISH")
-	shared := readLua("shared_prelude")
+	shared := locker.AssembleLua("shared_prelude")
 	for name, s := range luaScripts {
 		if strings.Contains(s.src, "publish(") {
 			assert.Equal(t, 1, strings.Count(s.src, shared), "%s.lua publishes and holds shared_prelude.lua once", name)

@@ -133,8 +133,8 @@ func TestScriptName(t *testing.T) {
 	}
 	assert.Empty(t, locker.ScriptName(""))
 	assert.Empty(t, locker.ScriptName(strings.Repeat("0", 40)))
-	assert.Empty(t, locker.ScriptName(sha1Hex(readLua("rw_prelude"))), "the prelude is not a script")
-	assert.Empty(t, locker.ScriptName(sha1Hex(readLua("mutex_prelude"))), "the prelude is not a script")
+	assert.Empty(t, locker.ScriptName(sha1Hex(locker.AssembleLua("rw_prelude"))), "the prelude is not a script")
+	assert.Empty(t, locker.ScriptName(sha1Hex(locker.AssembleLua("mutex_prelude"))), "the prelude is not a script")
 }
 
 func TestNoScriptLoadsAndRetries(t *testing.T) {
