@@ -62,8 +62,8 @@ func StartDelayProxy(t testing.TB, target string, oneWay time.Duration) *Proxy {
 // Mute makes the proxy silent (true) or forwarding again (false).
 func (p *Proxy) Mute(on bool) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.muted = on
-	p.mu.Unlock()
 	p.cond.Broadcast()
 }
 
