@@ -320,6 +320,13 @@ func checkQuorumLost(t *testing.T, e *env) {
 	// lease's deadline was that part's last one.
 	require.Len(t, l.Parts(), 3, "call: Parts()")
 	deadline := l.Parts()[1].ValidUntil()
+	if live := l.Parts()[0].Err(); deadline.IsZero() && live != nil {
+		// The live deployment's part lapsed before the part that went down
+		// was found lost, so the loss released that part: its renewals
+		// came too late (timing), as Lost closing early would.
+		e.timely(t, false, fmt.Sprintf("call: Lost() with two of three deployments down: the live deployment's part lapsed first (%v)", live))
+		return
+	}
 	require.False(t, deadline.IsZero(), "call: Parts()[1].ValidUntil() of the part that went down")
 	const slack = 300 * time.Millisecond // scheduling
 	if !e.within(t, fmt.Sprintf("call: Lost() after the second deployment went down, past the validity deadline %v", deadline.Format("15:04:05.000")), time.Since(deadline), slack) {
