@@ -462,8 +462,12 @@ func checkRWWriterGivesUp(t *testing.T, e *env) {
 		var r2 *locker.Lease
 		readable := func() bool {
 			r2, err = rw.TryRLock(e.ctx)
-			if !errors.Is(err, locker.ErrNotObtained) {
-				require.NoError(t, err, "call: TryRLock after writer #%d gave up", i)
+			if err != nil && !errors.Is(err, locker.ErrNotObtained) {
+				// Not an answer but a call lost with its connection (rueidis,
+				// for one, hands the outcome of a dial made under another
+				// call's context, here a writer's 200 ms, to every call
+				// waiting for that connection). Ask again.
+				t.Logf("call: TryRLock after writer #%d gave up: %v; asking again", i, err)
 			}
 			return err == nil
 		}
