@@ -194,11 +194,13 @@ end
 local leader, term = '', 0
 if held == 1 then
   local r = redis.call('HMGET', KEYS[7], 'fence', 'value')
-  local cand = owner and redis.call('HGET', KEYS[8], owner)
   if tonumber(r[1]) == fence then
     leader, term = r[2], fence
-  elseif cand then
-    leader, term = string.sub(cand, string.find(cand, ':', 1, true) + 1), fence
+  else
+    local cand = owner and redis.call('HGET', KEYS[8], owner)
+    if cand then
+      leader, term = string.sub(cand, string.find(cand, ':', 1, true) + 1), fence
+    end
   end
 end
 
